@@ -1,0 +1,1 @@
+"""finq's pipeline stages and the `finq` command."""

@@ -1,0 +1,3 @@
+from services.answerer.main import main
+
+main()

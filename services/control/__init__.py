@@ -1,0 +1,1 @@
+"""The `finq` command: run the servers and services, ingest data, ask questions."""

@@ -1,0 +1,1 @@
+"""The gateway: HTTP in, question onto the bus, validated answer out."""

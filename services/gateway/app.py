@@ -1,0 +1,248 @@
+"""The HTTP API: POST /v1/ask, health and readiness; OpenAPI docs at /docs."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import asyncpg
+import structlog
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from opentelemetry.trace import SpanKind
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from services.gateway.settings import GatewaySettings
+from services.gateway.waiting import PendingAnswers
+from shared import bus, subjects
+from shared.contracts import (
+    MAX_QUESTION_CHARS,
+    AnswerValidated,
+    AskRequest,
+    AskResponse,
+    Envelope,
+    ErrorBody,
+    QuestionAsked,
+    StageFailed,
+    new_deadline,
+)
+from shared.db import create_pool
+from shared.logs import configure_logging
+from shared.telemetry import current_trace_id, extract_context, setup_telemetry, tracer
+
+ANONYMOUS_USER = "anonymous"
+ReplyEnvelope = Envelope[AnswerValidated | StageFailed]  # type: ignore[valid-type]
+
+INSERT_QUESTION_SQL = """
+INSERT INTO questions (request_id, conversation_id, user_id, question, trace_id, deadline)
+VALUES ($1, $2, $3, $4, $5, $6)
+"""
+ANSWER_BODY_SQL = "SELECT body FROM answers WHERE request_id = $1"
+
+log = structlog.get_logger("finq.gateway")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class GatewayDeps:
+    settings: GatewaySettings
+    nc: NatsClient
+    publisher: bus.Publisher
+    pool: asyncpg.Pool
+    pending: PendingAnswers
+    reply_subject: str
+
+
+def error_response(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"code": code, "message": message})
+
+
+def create_app(settings: GatewaySettings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        configure_logging("gateway", settings.log_level)
+        provider = setup_telemetry("finq-gateway")
+        nc = await bus.connect(settings.nats_url, name="finq-gateway")
+        pool = await create_pool(settings.database_url, settings.db_pool_min, settings.db_pool_max)
+        try:
+            js = nc.jetstream()
+            await bus.ensure_streams(js)
+            pending = PendingAnswers()
+            reply_subject = subjects.reply_subject(settings.gateway_instance or uuid.uuid4().hex)
+
+            async def on_reply(msg: Msg) -> None:
+                try:
+                    envelope = ReplyEnvelope.model_validate_json(msg.data)
+                except ValidationError:
+                    log.error("undecodable reply", subject=msg.subject)
+                    return
+                pending.deliver(envelope)
+
+            await nc.subscribe(reply_subject, cb=on_reply)
+            app.state.deps = GatewayDeps(
+                settings=settings,
+                nc=nc,
+                publisher=bus.Publisher(nc, js, subjects.Stage.GATEWAY),
+                pool=pool,
+                pending=pending,
+                reply_subject=reply_subject,
+            )
+            yield
+        finally:
+            with contextlib.suppress(Exception):
+                await nc.drain()
+            await pool.close()
+            provider.shutdown()
+
+    app = FastAPI(
+        title="finq",
+        summary="Grounded financial question answering",
+        version="1",
+        lifespan=lifespan,
+    )
+
+    @app.exception_handler(ApiError)
+    async def on_api_error(_: Request, error: ApiError) -> JSONResponse:
+        return error_response(error.status, error.code, error.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_invalid_request(_: Request, error: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}"
+            for e in error.errors()[:5]
+        )
+        return error_response(422, "invalid_request", problems or "the request body is invalid")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        return error_response(error.status_code, code, str(error.detail))
+
+    @app.exception_handler(Exception)
+    async def on_unexpected(_: Request, error: Exception) -> JSONResponse:
+        log.exception("unexpected error", error=repr(error))
+        return error_response(500, "internal_error", "finq hit an unexpected error; see its logs")
+
+    register_routes(app)
+    return app
+
+
+def get_deps(request: Request) -> GatewayDeps:
+    deps: GatewayDeps = request.app.state.deps
+    return deps
+
+
+Deps = Annotated[GatewayDeps, Depends(get_deps)]
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody} for status in (422, 502, 503, 504)
+}
+
+
+def register_routes(app: FastAPI) -> None:
+    @app.post("/v1/ask", response_model=AskResponse, responses=ERROR_RESPONSES)
+    async def ask(body: AskRequest, deps: Deps, request: Request) -> AskResponse:
+        question = body.question.strip()
+        if not question:
+            raise ApiError(422, "empty_question", "the question is empty")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise ApiError(
+                422,
+                "question_too_long",
+                f"the question has {len(question)} characters; the limit is {MAX_QUESTION_CHARS}",
+            )
+        with tracer().start_as_current_span(
+            "POST /v1/ask",
+            context=extract_context(request.headers),
+            kind=SpanKind.SERVER,
+            attributes={"http.request.method": "POST", "http.route": "/v1/ask"},
+        ):
+            return await ask_question(deps, question, body.conversation_id)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", responses={503: {"model": ErrorBody}})
+    async def readyz(deps: Deps) -> JSONResponse:
+        problems: list[str] = []
+        if not deps.nc.is_connected:
+            problems.append("NATS is not connected")
+        try:
+            await asyncio.wait_for(deps.pool.fetchval("SELECT 1"), timeout=2.0)
+        except Exception as error:
+            problems.append(f"PostgreSQL is not reachable: {error!r}")
+        if problems:
+            return error_response(503, "not_ready", "; ".join(problems))
+        return JSONResponse({"status": "ready", "nats": "ok", "postgres": "ok"})
+
+
+async def ask_question(
+    deps: GatewayDeps, question: str, conversation_id: str | None
+) -> AskResponse:
+    request_id = uuid.uuid4().hex
+    trace_id = current_trace_id()
+    envelope = Envelope[QuestionAsked](
+        request_id=request_id,
+        conversation_id=conversation_id or uuid.uuid4().hex,
+        user_id=ANONYMOUS_USER,
+        deadline=new_deadline(deps.settings.gateway_deadline_seconds),
+        reply_to=deps.reply_subject,
+        payload=QuestionAsked(question=question),
+    )
+    # The question is durable before anything else can happen to it.
+    await deps.pool.execute(
+        INSERT_QUESTION_SQL,
+        request_id,
+        envelope.conversation_id,
+        envelope.user_id,
+        question,
+        trace_id,
+        envelope.deadline,
+    )
+    waiting = deps.pending.expect(request_id)
+    try:
+        await deps.publisher.publish(subjects.QUESTION_ASKED, envelope)
+        reply = await asyncio.wait_for(waiting, timeout=deps.settings.gateway_deadline_seconds)
+    except TimeoutError:
+        # The reply may have been missed (a reconnect); the answer row is the durable copy.
+        body = await deps.pool.fetchval(ANSWER_BODY_SQL, request_id)
+        if body is None:
+            raise ApiError(
+                504,
+                "deadline_exceeded",
+                f"no answer within {deps.settings.gateway_deadline_seconds:g} s; "
+                f"request {request_id} may still be answered later",
+            ) from None
+        reply = envelope.carry(AnswerValidated.model_validate_json(body))
+    finally:
+        deps.pending.forget(request_id)
+    payload = reply.payload
+    if isinstance(payload, StageFailed):
+        raise ApiError(502, payload.code, f"the {payload.stage} stage failed: {payload.message}")
+    return AskResponse(
+        request_id=request_id,
+        conversation_id=envelope.conversation_id,
+        answer=payload.answer,
+        citations=payload.citations,
+        facts=payload.facts,
+        needs_clarification=payload.needs_clarification,
+        clarifying_question=payload.clarifying_question,
+        validation=payload.validation,
+        trace_id=trace_id,
+    )

@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from shared.settings import FinqSettings
+
+
+class GatewaySettings(FinqSettings):
+    """FINQ_* variables the gateway reads (see shared.settings for the common ones)."""
+
+    gateway_host: str = "127.0.0.1"
+    gateway_port: int = Field(default=8000, ge=1, le=65535)
+    # How long POST /v1/ask waits for the validated answer before a 504.
+    gateway_deadline_seconds: float = Field(default=30.0, gt=0, le=600)
+    # Names this instance's reply subject; empty means a fresh id per start.
+    gateway_instance: str = ""

@@ -1,0 +1,1 @@
+"""The router stage: what a question asks and which tool calls answer it."""

@@ -1,0 +1,7 @@
+from __future__ import annotations
+
+from shared.settings import StageSettings
+
+
+class RouterSettings(StageSettings):
+    """FINQ_* variables the router reads (see shared.settings for the common ones)."""

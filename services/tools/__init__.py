@@ -1,0 +1,1 @@
+"""The tools stage: runs a route's whitelisted tool calls against Postgres."""

@@ -1,0 +1,3 @@
+from services.tools.main import main
+
+main()

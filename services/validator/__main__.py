@@ -1,0 +1,3 @@
+from services.validator.main import main
+
+main()

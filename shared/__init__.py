@@ -1,0 +1,1 @@
+"""finq's common library: contracts, subjects, bus, telemetry, logging, settings, db."""

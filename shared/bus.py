@@ -1,0 +1,381 @@
+"""finq's JetStream bus: the stream, the per-stage durable pull consumers, and publishing.
+
+Delivery rules (DESIGN.md): a message is acked only after its stage's work and
+the publish of its output are done; transient failures are nak'ed with a delay;
+long work sends in_progress(); after `max_deliver` tries, or at once for a
+message that cannot be decoded, the message is copied to the dead-letter
+stream with the reason and terminated. Every publish carries
+`Nats-Msg-Id = request_id:stage:attempt`, so a redelivered stage that publishes
+again is dropped by the stream's duplicate window instead of emitting twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import nats
+import orjson
+import structlog
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DeliverPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.errors import BadRequestError, NotFoundError
+from pydantic import BaseModel, ValidationError
+
+from shared import subjects
+from shared.contracts import Envelope
+from shared.telemetry import current_trace_id, inject_headers, process_span, send_span
+
+log = structlog.get_logger("finq.bus")
+
+MSG_ID_HEADER = "Nats-Msg-Id"
+# Repeated publishes of one Nats-Msg-Id within this window are dropped by the server.
+DUPLICATE_WINDOW_SECONDS = 300.0
+DEAD_LETTER_MAX_AGE_SECONDS = 14 * 24 * 3600.0
+
+
+class TransientError(Exception):
+    """A failure worth retrying later (a database hiccup, a timeout): the message is nak'ed."""
+
+
+class PoisonMessage(Exception):
+    """A message no retry can fix: it goes to the dead-letter subject and is terminated."""
+
+
+async def connect(url: str, name: str) -> NatsClient:
+    return await nats.connect(
+        url,
+        name=name,
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=0.5,
+        # Publishes made while reconnecting are buffered instead of failing.
+        pending_size=64 * 1024 * 1024,
+    )
+
+
+async def ensure_streams(js: JetStreamContext) -> None:
+    """Create (or bring up to date) the work stream and the dead-letter stream."""
+    work = StreamConfig(
+        name=subjects.STREAM,
+        subjects=list(subjects.STAGE_SUBJECTS),
+        # One consumer per subject, each message removed once its stage acks it.
+        retention=RetentionPolicy.WORK_QUEUE,
+        storage=StorageType.FILE,
+        duplicate_window=DUPLICATE_WINDOW_SECONDS,
+    )
+    dead = StreamConfig(
+        name=subjects.DEAD_LETTER_STREAM,
+        subjects=[f"{subjects.DEAD_LETTER_PREFIX}.>"],
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        max_age=DEAD_LETTER_MAX_AGE_SECONDS,
+    )
+    for config in (work, dead):
+        try:
+            await js.add_stream(config)
+        except BadRequestError:
+            await js.update_stream(config)
+
+
+def encode(envelope: Envelope[Any]) -> bytes:
+    return envelope.model_dump_json().encode()
+
+
+@dataclass
+class Publisher:
+    """Sends envelopes: to the stream (acknowledged, de-duplicated) or on core NATS (replies)."""
+
+    nc: NatsClient
+    js: JetStreamContext
+    stage: subjects.Stage
+
+    async def publish(self, subject: str, envelope: Envelope[Any]) -> None:
+        body = encode(envelope)
+        msg_id = subjects.message_id(envelope.request_id, self.stage, envelope.attempt)
+        with send_span(subject, msg_id, len(body)):
+            headers = inject_headers({MSG_ID_HEADER: msg_id})
+            await self.js.publish(subject, body, headers=headers)
+
+    async def reply(self, envelope: Envelope[Any]) -> None:
+        """Send the final word for a request to the gateway instance that waits for it."""
+        if not envelope.reply_to:
+            return
+        body = encode(envelope)
+        with send_span(envelope.reply_to, None, len(body)):
+            await self.nc.publish(envelope.reply_to, body, headers=inject_headers({}))
+
+
+@dataclass(frozen=True)
+class Forward:
+    """A stage's output: the next hop's subject and envelope."""
+
+    subject: str
+    envelope: Envelope[Any]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A stage's final output, sent straight back to the waiting gateway."""
+
+    envelope: Envelope[Any]
+
+
+StageOutput = Forward | Reply
+Handler = Callable[[Envelope[Any]], Awaitable[StageOutput]]
+PoisonReporter = Callable[[Envelope[Any], str], Awaitable[None]]
+
+
+@dataclass
+class ConsumerOptions:
+    pull_batch: int = 32
+    max_in_flight: int = 64
+    ack_wait_seconds: float = 30.0
+    max_deliver: int = 5
+    nak_delay_seconds: float = 0.5
+    # Pull requests expire and are renewed; the idle heartbeat tells a lost
+    # request (broker restart) from a quiet stream.
+    pull_expires_seconds: float = 30.0
+    idle_heartbeat_seconds: float = 5.0
+
+
+async def ensure_consumer(
+    js: JetStreamContext, stage: subjects.Stage, options: ConsumerOptions
+) -> str:
+    durable = subjects.durable_name(stage)
+    config = ConsumerConfig(
+        durable_name=durable,
+        filter_subject=subjects.STAGE_INPUT[stage],
+        ack_policy=AckPolicy.EXPLICIT,
+        deliver_policy=DeliverPolicy.ALL,
+        ack_wait=options.ack_wait_seconds,
+        max_deliver=options.max_deliver,
+        max_ack_pending=max(1024, options.max_in_flight * 8),
+        max_waiting=512,
+    )
+    try:
+        await js.add_consumer(subjects.STREAM, config)
+    except BadRequestError:
+        # The durable exists with other settings: bring it up to date.
+        await js.add_consumer(subjects.STREAM, config)
+    return durable
+
+
+@dataclass
+class StageConsumer:
+    """One replica's share of a stage's durable pull consumer.
+
+    It keeps pull requests outstanding (batch-sized, renewed as messages arrive)
+    rather than calling fetch() in a loop: fetch() of a batch waits for the
+    whole batch or its timeout, which would hold a lone message back.
+    """
+
+    nc: NatsClient
+    js: JetStreamContext
+    stage: subjects.Stage
+    handler: Handler
+    publisher: Publisher
+    options: ConsumerOptions
+    on_poison: PoisonReporter | None = None
+    payload_type: type[BaseModel] | None = None
+
+    _inbox: str = ""
+    _pending: int = 0  # messages asked for and not yet delivered or expired
+    _in_flight: dict[str, tuple[Msg, float]] = field(default_factory=dict)
+    _last_seen: float = 0.0
+    _stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def envelope_type(self) -> type[Envelope[Any]]:
+        assert self.payload_type is not None
+        return Envelope[self.payload_type]  # type: ignore[name-defined]
+
+    def stop(self) -> None:
+        """Stop asking for work; what is in flight finishes (graceful drain)."""
+        self._stopping.set()
+        self._wake.set()
+
+    async def run(self) -> None:
+        durable = await ensure_consumer(self.js, self.stage, self.options)
+        self._next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{subjects.STREAM}.{durable}"
+        self._durable = durable
+        self._inbox = self.nc.new_inbox()
+        sub = await self.nc.subscribe(self._inbox, pending_msgs_limit=65536)
+        self._last_seen = time.monotonic()
+        envelope_type = self.envelope_type
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                tasks.create_task(self._watchdog())
+                tasks.create_task(self._refill_loop())
+                await self._request_more()
+                while not self._stopping.is_set():
+                    try:
+                        msg = await sub.next_msg(timeout=1.0)
+                    except TimeoutError:
+                        continue
+                    self._last_seen = time.monotonic()
+                    if self._is_status(msg):
+                        continue
+                    self._pending = max(0, self._pending - 1)
+                    self._in_flight[msg.reply] = (msg, time.monotonic())
+                    tasks.create_task(self._handle(msg, envelope_type))
+                # Drain: no new requests; in-flight tasks finish inside the group.
+                self._wake.set()
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+    def _is_status(self, msg: Msg) -> bool:
+        headers = msg.headers or {}
+        status = headers.get("Status")
+        if status is None:
+            return False
+        if status in ("404", "408", "409"):
+            # The request ended: what it had not delivered will never come.
+            undelivered = headers.get("Nats-Pending-Messages")
+            if undelivered is not None:
+                self._pending = max(0, self._pending - int(undelivered))
+            elif status == "409":
+                self._pending = 0
+            self._wake.set()
+        return True
+
+    async def _request_more(self) -> None:
+        capacity = self.options.max_in_flight - len(self._in_flight) - self._pending
+        if self._stopping.is_set() or capacity < max(1, self.options.pull_batch // 2):
+            return
+        batch = min(capacity, self.options.pull_batch)
+        request = {
+            "batch": batch,
+            "expires": int(self.options.pull_expires_seconds * 1e9),
+            "idle_heartbeat": int(self.options.idle_heartbeat_seconds * 1e9),
+        }
+        self._pending += batch
+        await self.nc.publish(self._next_subject, orjson.dumps(request), reply=self._inbox)
+
+    async def _refill_loop(self) -> None:
+        while not self._stopping.is_set():
+            await self._wake.wait()
+            self._wake.clear()
+            await self._request_more()
+
+    async def _watchdog(self) -> None:
+        """Renew lost pull requests and keep long-running messages alive."""
+        interval = min(self.options.idle_heartbeat_seconds, self.options.ack_wait_seconds / 3)
+        while not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=interval)
+            now = time.monotonic()
+            if now - self._last_seen > 3 * self.options.idle_heartbeat_seconds:
+                # Neither messages nor heartbeats: the broker lost our requests
+                # (a restart or reconnect). Ask again.
+                self._pending = 0
+                self._last_seen = now
+                self._wake.set()
+            for msg, started in list(self._in_flight.values()):
+                if now - started > self.options.ack_wait_seconds / 3:
+                    with contextlib.suppress(Exception):
+                        await msg.in_progress()
+
+    async def _handle(self, msg: Msg, envelope_type: type[Envelope[Any]]) -> None:
+        try:
+            await self._process(msg, envelope_type)
+        finally:
+            self._in_flight.pop(msg.reply, None)
+            self._wake.set()
+
+    async def _process(self, msg: Msg, envelope_type: type[Envelope[Any]]) -> None:
+        headers = msg.headers or {}
+        msg_id = headers.get(MSG_ID_HEADER)
+        with process_span(msg.subject, self._durable, headers, msg_id) as span:
+            try:
+                envelope = envelope_type.model_validate_json(msg.data)
+            except ValidationError as error:
+                await self._dead_letter(msg, f"undecodable message: {error.errors()[:3]}")
+                return
+            with structlog.contextvars.bound_contextvars(
+                request_id=envelope.request_id,
+                stage=self.stage.value,
+                trace_id=current_trace_id(),
+            ):
+                span.set_attribute("finq.request_id", envelope.request_id)
+                span.set_attribute("finq.attempt", envelope.attempt)
+                started = time.perf_counter()
+                try:
+                    output = await self.handler(envelope)
+                    if isinstance(output, Forward):
+                        await self.publisher.publish(output.subject, output.envelope)
+                    else:
+                        await self.publisher.reply(output.envelope)
+                except PoisonMessage as error:
+                    await self._dead_letter(msg, str(error), envelope)
+                    return
+                except Exception as error:  # every other failure is retried, bounded
+                    span.record_exception(error)
+                    delivered = msg.metadata.num_delivered
+                    if delivered >= self.options.max_deliver:
+                        log.error("giving up", error=repr(error), deliveries=delivered)
+                        await self._dead_letter(
+                            msg, f"failed {delivered} times: {error!r}", envelope
+                        )
+                        return
+                    log.warning("retrying", error=repr(error), deliveries=delivered)
+                    await msg.nak(delay=self.options.nak_delay_seconds * delivered)
+                    return
+                await msg.ack()
+                log.debug(
+                    "handled",
+                    ms=round((time.perf_counter() - started) * 1000, 2),
+                    attempt=envelope.attempt,
+                )
+
+    async def _dead_letter(
+        self, msg: Msg, reason: str, envelope: Envelope[Any] | None = None
+    ) -> None:
+        headers = {
+            "Finq-Dead-Reason": reason[:1000],
+            "Finq-Original-Subject": msg.subject,
+            "Finq-Stage": self.stage.value,
+            "Finq-Deliveries": str(msg.metadata.num_delivered),
+        }
+        if msg.headers and MSG_ID_HEADER in msg.headers:
+            headers["Finq-Original-Msg-Id"] = msg.headers[MSG_ID_HEADER]
+        await self.js.publish(
+            subjects.dead_letter_subject(self.stage), msg.data, headers=inject_headers(headers)
+        )
+        log.error("dead-lettered", reason=reason[:300])
+        if envelope is not None and self.on_poison is not None:
+            with contextlib.suppress(Exception):
+                await self.on_poison(envelope, reason)
+        await msg.term()
+
+
+async def read_dead_letters(js: JetStreamContext, stage: subjects.Stage) -> list[dict[str, Any]]:
+    """The dead letters of one stage, oldest first (for operators and tests)."""
+    try:
+        info = await js.stream_info(subjects.DEAD_LETTER_STREAM)
+    except NotFoundError:
+        return []
+    letters: list[dict[str, Any]] = []
+    for seq in range(info.state.first_seq, info.state.last_seq + 1):
+        try:
+            raw = await js.get_msg(subjects.DEAD_LETTER_STREAM, seq)
+        except NotFoundError:
+            continue
+        if raw.subject != subjects.dead_letter_subject(stage):
+            continue
+        letters.append({"headers": dict(raw.headers or {}), "data": raw.data})
+    return letters

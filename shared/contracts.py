@@ -1,0 +1,211 @@
+"""The typed messages that travel between finq's stages (version 1).
+
+One envelope carries the request's identity, attempt and deadline around a
+typed payload; each hop has its own payload model. Fields are only ever added
+with defaults; a breaking change gets new models under a new subject version.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.subjects import Stage
+
+MAX_QUESTION_CHARS = 2000
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Contract(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+# --- tool calls and their results -------------------------------------------------
+
+
+class ToolCall(Contract):
+    tool: str
+    arguments: dict[str, Any]
+
+
+class Source(Contract):
+    """Where a fact came from; `source_id` is what answers cite."""
+
+    source_id: str
+    label: str
+    form: str | None = None
+    accession: str | None = None
+    xbrl_tag: str | None = None
+    filed: date | None = None
+    url: str | None = None
+
+
+class Fact(Contract):
+    symbol: str
+    company: str
+    metric: str
+    metric_label: str
+    period: str  # "FY2023"
+    period_type: Literal["annual", "quarterly", "ttm"] = "annual"
+    fiscal_year: int
+    fiscal_quarter: int | None = None
+    period_start: date | None = None
+    period_end: date
+    value: float
+    unit: str
+    source_id: str
+
+
+class ToolError(Contract):
+    code: str
+    message: str
+
+
+class ToolResult(Contract):
+    tool: str
+    arguments: dict[str, Any]
+    facts: list[Fact] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
+    # What the tool looked for and did not find, said plainly, e.g. "TSLA revenue FY2031".
+    missing: list[str] = Field(default_factory=list)
+    error: ToolError | None = None
+
+
+# --- payloads, one per hop --------------------------------------------------------
+
+
+Intent = Literal["metric_lookup", "clarify"]
+
+
+class QuestionAsked(Contract):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+
+
+class RouteDecided(Contract):
+    question: str
+    intent: Intent
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    clarifying_question: str | None = None
+    # What the router understood, kept for the answer and the query log.
+    entities: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolsCompleted(Contract):
+    route: RouteDecided
+    results: list[ToolResult] = Field(default_factory=list)
+
+
+class Citation(Contract):
+    source_id: str
+    label: str
+    form: str | None = None
+    accession: str | None = None
+    url: str | None = None
+
+
+class AnswerDrafted(Contract):
+    route: RouteDecided
+    results: list[ToolResult] = Field(default_factory=list)
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
+    needs_clarification: bool = False
+    clarifying_question: str | None = None
+
+
+Severity = Literal["none", "low", "medium", "high", "critical"]
+
+
+class ValidationIssue(Contract):
+    kind: str  # "number", "year", "citation"
+    text: str
+    message: str
+    severity: Severity
+
+
+class Validation(Contract):
+    passed: bool
+    severity: Severity
+    issues: list[ValidationIssue] = Field(default_factory=list)
+
+
+class AnswerValidated(Contract):
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
+    needs_clarification: bool = False
+    clarifying_question: str | None = None
+    validation: Validation
+
+
+class StageFailed(Contract):
+    stage: Stage
+    code: str
+    message: str
+
+
+PayloadT = TypeVar("PayloadT", bound=BaseModel)
+
+
+class Envelope(BaseModel, Generic[PayloadT]):
+    """What every message on the bus is: who asked, which try, until when, and the payload."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request_id: str
+    conversation_id: str
+    user_id: str
+    attempt: int = 0
+    deadline: datetime
+    created_at: datetime = Field(default_factory=utc_now)
+    # The core-NATS subject of the gateway instance waiting for this request.
+    reply_to: str | None = None
+    payload: PayloadT
+
+    def expired(self, now: datetime | None = None) -> bool:
+        return (now or utc_now()) >= self.deadline
+
+    def carry(self, payload: BaseModel) -> Envelope[Any]:
+        """The same request moving on to the next hop with a new payload."""
+        return Envelope[type(payload)](  # type: ignore[misc]
+            request_id=self.request_id,
+            conversation_id=self.conversation_id,
+            user_id=self.user_id,
+            attempt=self.attempt,
+            deadline=self.deadline,
+            created_at=self.created_at,
+            reply_to=self.reply_to,
+            payload=payload,
+        )
+
+
+def new_deadline(seconds: float) -> datetime:
+    return utc_now() + timedelta(seconds=seconds)
+
+
+# The answer contract of POST /v1/ask; later issues add fields, never remove them.
+class AskRequest(Contract):
+    question: str
+    conversation_id: str | None = None
+
+
+class AskResponse(BaseModel):
+    request_id: str
+    conversation_id: str
+    answer: str
+    citations: list[Citation]
+    facts: list[Fact]
+    needs_clarification: bool
+    clarifying_question: str | None
+    validation: Validation
+    trace_id: str | None
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str

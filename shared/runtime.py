@@ -1,0 +1,111 @@
+"""How a consuming stage process lives: connect once, consume, drain on SIGTERM, close.
+
+Every stage's `main.py` hands this its settings, its input payload type and a
+builder that turns the connected clients into the stage's handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+import structlog
+from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
+from pydantic import BaseModel
+
+from shared import bus, subjects
+from shared.contracts import Envelope, StageFailed
+from shared.db import create_pool
+from shared.logs import configure_logging
+from shared.settings import StageSettings
+from shared.telemetry import setup_telemetry
+
+
+@dataclass
+class StageClients:
+    nc: NatsClient
+    js: JetStreamContext
+    publisher: bus.Publisher
+    pool: asyncpg.Pool | None
+    settings: StageSettings
+
+
+HandlerBuilder = Callable[[StageClients], Awaitable[bus.Handler]]
+
+
+def consumer_options(settings: StageSettings) -> bus.ConsumerOptions:
+    return bus.ConsumerOptions(
+        pull_batch=settings.pull_batch,
+        max_in_flight=settings.max_in_flight,
+        ack_wait_seconds=settings.ack_wait_seconds,
+        max_deliver=settings.max_deliver,
+        nak_delay_seconds=settings.nak_delay_seconds,
+    )
+
+
+def failure_reporter(stage: subjects.Stage, publisher: bus.Publisher) -> bus.PoisonReporter:
+    """Tell the waiting gateway at once that its request died here, instead of a silent 504."""
+
+    async def report(envelope: Envelope[Any], reason: str) -> None:
+        failed = StageFailed(stage=stage, code="stage_failed", message=reason[:500])
+        await publisher.reply(envelope.carry(failed))
+
+    return report
+
+
+async def serve_stage(
+    stage: subjects.Stage,
+    settings: StageSettings,
+    payload_type: type[BaseModel],
+    build_handler: HandlerBuilder,
+    needs_database: bool,
+) -> None:
+    log = configure_logging(stage.value, settings.log_level)
+    provider = setup_telemetry(f"finq-{stage.value}")
+    nc = await bus.connect(settings.nats_url, name=f"finq-{stage.value}")
+    pool: asyncpg.Pool | None = None
+    try:
+        js = nc.jetstream()
+        await bus.ensure_streams(js)
+        if needs_database:
+            pool = await create_pool(
+                settings.database_url, settings.db_pool_min, settings.db_pool_max
+            )
+        publisher = bus.Publisher(nc, js, stage)
+        clients = StageClients(nc, js, publisher, pool, settings)
+        consumer = bus.StageConsumer(
+            nc=nc,
+            js=js,
+            stage=stage,
+            handler=await build_handler(clients),
+            publisher=publisher,
+            options=consumer_options(settings),
+            on_poison=failure_reporter(stage, publisher),
+            payload_type=payload_type,
+        )
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, consumer.stop)
+        log.info("consuming", subject=subjects.STAGE_INPUT[stage])
+        await consumer.run()
+        log.info("drained")
+    finally:
+        with contextlib.suppress(Exception):
+            await nc.drain()
+        if pool is not None:
+            await pool.close()
+        provider.shutdown()
+
+
+def run(coro: Awaitable[None]) -> None:
+    """Run a stage's main coroutine on uvloop (less CPU per message than the default loop)."""
+    import uvloop
+
+    uvloop.run(coro)  # type: ignore[arg-type]
+    structlog.get_logger().debug("exited")

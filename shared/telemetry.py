@@ -1,0 +1,99 @@
+"""OpenTelemetry set-up and W3C trace context carried in NATS headers.
+
+Each stage opens a CONSUMER `process` span from the context its message
+carries and a PRODUCER span for each message it sends, so one question is one
+trace from the gateway to the validator.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanProcessor
+from opentelemetry.trace import Span, SpanKind
+
+MESSAGING_SYSTEM = "nats"
+
+
+def setup_telemetry(
+    service_name: str, extra_processor: SpanProcessor | None = None
+) -> TracerProvider:
+    """Install a tracer provider for this process; export over OTLP/HTTP when configured."""
+    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get(
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+    ):
+        # Imported only when used: the exporter pulls in protobuf and requests.
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    if extra_processor is not None:
+        provider.add_span_processor(extra_processor)
+    trace.set_tracer_provider(provider)
+    return provider
+
+
+def tracer() -> trace.Tracer:
+    return trace.get_tracer("finq")
+
+
+def inject_headers(headers: dict[str, str]) -> dict[str, str]:
+    """Write the current trace context (traceparent, tracestate) into message headers."""
+    propagate.inject(headers)
+    return headers
+
+
+def extract_context(headers: Mapping[str, str] | None) -> otel_context.Context:
+    return propagate.extract(dict(headers or {}))
+
+
+def current_trace_id() -> str | None:
+    span_context = trace.get_current_span().get_span_context()
+    return format(span_context.trace_id, "032x") if span_context.is_valid else None
+
+
+@contextmanager
+def process_span(
+    subject: str, consumer: str, headers: Mapping[str, str] | None, message_id: str | None
+) -> Iterator[Span]:
+    """The CONSUMER span of one stage handling one message, parented on the sender's span."""
+    attributes: dict[str, str | int] = {
+        "messaging.system": MESSAGING_SYSTEM,
+        "messaging.operation.type": "process",
+        "messaging.operation.name": "process",
+        "messaging.destination.name": subject,
+        "messaging.consumer.group.name": consumer,
+    }
+    if message_id:
+        attributes["messaging.message.id"] = message_id
+    with tracer().start_as_current_span(
+        f"process {subject}",
+        context=extract_context(headers),
+        kind=SpanKind.CONSUMER,
+        attributes=attributes,
+    ) as span:
+        yield span
+
+
+@contextmanager
+def send_span(subject: str, message_id: str | None, body_size: int) -> Iterator[Span]:
+    """The PRODUCER span of one message sent; its context travels in the message headers."""
+    attributes: dict[str, str | int] = {
+        "messaging.system": MESSAGING_SYSTEM,
+        "messaging.operation.type": "send",
+        "messaging.operation.name": "publish",
+        "messaging.destination.name": subject,
+        "messaging.message.body.size": body_size,
+    }
+    if message_id:
+        attributes["messaging.message.id"] = message_id
+    with tracer().start_as_current_span(
+        f"send {subject}", kind=SpanKind.PRODUCER, attributes=attributes
+    ) as span:
+        yield span
