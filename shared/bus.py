@@ -304,7 +304,10 @@ class StageConsumer:
             try:
                 envelope = envelope_type.model_validate_json(msg.data)
             except ValidationError as error:
-                await self._dead_letter(msg, f"undecodable message: {error.errors()[:3]}")
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()[:5]
+                )
+                await self._dead_letter(msg, f"undecodable message: {problems}")
                 return
             with structlog.contextvars.bound_contextvars(
                 request_id=envelope.request_id,
@@ -370,7 +373,9 @@ async def read_dead_letters(js: JetStreamContext, stage: subjects.Stage) -> list
     except NotFoundError:
         return []
     letters: list[dict[str, Any]] = []
-    for seq in range(info.state.first_seq, info.state.last_seq + 1):
+    if info.state.messages == 0:
+        return letters
+    for seq in range(max(1, info.state.first_seq), info.state.last_seq + 1):
         try:
             raw = await js.get_msg(subjects.DEAD_LETTER_STREAM, seq)
         except NotFoundError:

@@ -8,6 +8,7 @@ trace from the gateway to the validator.
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
@@ -25,7 +26,15 @@ def setup_telemetry(
     service_name: str, extra_processor: SpanProcessor | None = None
 ) -> TracerProvider:
     """Install a tracer provider for this process; export over OTLP/HTTP when configured."""
-    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    resource = Resource.create(
+        {
+            "service.name": service_name,
+            "service.namespace": "finq",
+            # Tells replicas of one stage apart in a trace.
+            "service.instance.id": f"{socket.gethostname()}-{os.getpid()}",
+        }
+    )
+    provider = TracerProvider(resource=resource)
     if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get(
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
     ):

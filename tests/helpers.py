@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -22,3 +25,17 @@ def require_shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"needs ../shared/data/{'/'.join(parts)}, which this checkout does not have")
     return path
+
+
+async def wait_until(
+    condition: Callable[[], Awaitable[bool] | bool], timeout: float = 20.0, every: float = 0.05
+) -> None:
+    """Poll a condition that has no event to wait on, failing loudly at the deadline."""
+    async with asyncio.timeout(timeout):
+        while True:
+            outcome = condition()
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+            if outcome:
+                return
+            await asyncio.sleep(every)

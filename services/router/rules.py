@@ -9,43 +9,60 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from shared.metric_catalog import CATALOG, METRICS_BY_ID
-
 from shared.contracts import RouteDecided, ToolCall
+from shared.metric_catalog import METRICS_BY_ID, PHRASE_INDEX, mid_sentence, normalize_metric_phrase
 from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
 
 # Tickers that are also everyday words are only taken when written in capitals or as $TICKER.
 TICKER_STOP_WORDS = frozenset(
-    {"a", "all", "am", "an", "and", "are", "as", "at", "be", "by", "can", "for", "go", "has",
-     "he", "i", "if", "in", "is", "it", "me", "my", "new", "now", "on", "one", "or", "so",
-     "the", "to", "up", "us", "was", "we", "what", "who", "you", "eps", "ttm", "fy"}
+    {
+        "a",
+        "all",
+        "am",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "for",
+        "go",
+        "has",
+        "he",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "me",
+        "my",
+        "new",
+        "now",
+        "on",
+        "one",
+        "or",
+        "so",
+        "the",
+        "to",
+        "up",
+        "us",
+        "was",
+        "we",
+        "what",
+        "who",
+        "you",
+        "eps",
+        "ttm",
+        "fy",
+    }
 )
 
-_NON_WORD = re.compile(r"[^a-z0-9 ]+")
-_SPACES = re.compile(r"\s+")
-
-
-def normalize_phrase(text: str) -> str:
-    """Lowercase words without punctuation, so "R&D" meets "r and d"."""
-    text = text.lower().replace("’", "").replace("'", "").replace("&", " and ")
-    return _SPACES.sub(" ", _NON_WORD.sub(" ", text)).strip()
-
-
-def _metric_phrases() -> dict[str, str]:
-    phrases: dict[str, str] = {}
-    for metric in CATALOG:
-        for phrase in (metric.id.replace("_", " "), metric.label, *metric.aliases):
-            normalized = normalize_phrase(phrase)
-            if normalized:
-                phrases.setdefault(normalized, metric.id)
-    return phrases
-
-
-METRIC_PHRASES = _metric_phrases()
 # Longest phrases first, so "operating cash flow" wins over "cash".
 _METRIC_PATTERN = re.compile(
     r"\b("
-    + "|".join(re.escape(p) for p in sorted(METRIC_PHRASES, key=len, reverse=True))
+    + "|".join(re.escape(p) for p in sorted(PHRASE_INDEX, key=len, reverse=True) if p)
     + r")\b"
 )
 
@@ -119,10 +136,9 @@ class CompanyDirectory:
 
 
 def find_metrics(text: str) -> list[str]:
-    normalized = normalize_phrase(text)
     ordered: list[str] = []
-    for match in _METRIC_PATTERN.finditer(normalized):
-        metric = METRIC_PHRASES[match.group(1)]
+    for match in _METRIC_PATTERN.finditer(normalize_metric_phrase(text)):
+        metric = PHRASE_INDEX[match.group(1)].id
         if metric not in ordered:
             ordered.append(metric)
     return ordered
@@ -142,7 +158,7 @@ EXAMPLE_QUESTION = "What was Apple's revenue in fiscal 2023?"
 
 
 def _metric_examples() -> str:
-    return ", ".join(METRICS_BY_ID[m].label for m in list(METRICS_BY_ID)[:6])
+    return ", ".join(mid_sentence(METRICS_BY_ID[m].label) for m in list(METRICS_BY_ID)[:6])
 
 
 def capabilities(directory: CompanyDirectory) -> str:
@@ -176,7 +192,7 @@ def route_question(question: str, directory: CompanyDirectory) -> RouteDecided:
         )
 
     if metrics and not symbols:
-        labels = " and ".join(METRICS_BY_ID[m].label for m in metrics)
+        labels = " and ".join(mid_sentence(METRICS_BY_ID[m].label) for m in metrics)
         clarifying = f"Which company's {labels} do you mean? finq holds {directory.describe()}."
     elif symbols and not metrics:
         names = " and ".join(
@@ -188,8 +204,7 @@ def route_question(question: str, directory: CompanyDirectory) -> RouteDecided:
         )
     else:
         clarifying = (
-            "I did not find a company and a financial figure in that. "
-            f"{capabilities(directory)}."
+            f"I did not find a company and a financial figure in that. {capabilities(directory)}."
         )
     return RouteDecided(
         question=question,

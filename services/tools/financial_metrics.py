@@ -37,9 +37,7 @@ class Fetcher(Protocol):
 
 
 def edgar_filing_url(cik: str, accession: str) -> str:
-    return (
-        f"https://www.sec.gov/Archives/edgar/data/{int(cik)}/{accession.replace('-', '')}/"
-    )
+    return f"https://www.sec.gov/Archives/edgar/data/{int(cik)}/{accession.replace('-', '')}/"
 
 
 def source_for(row: Any) -> Source:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from services.validator.checking import check_answer
-
 from shared.contracts import AnswerDrafted, AnswerValidated
 
 # One row per request: a redelivered validator finds the row and answers with it.

@@ -1,0 +1,42 @@
+# Two commands set up everything on a fresh machine:
+#   make run   installs finq into .venv and runs it (PostgreSQL, NATS and the five services)
+#   make test  installs finq into .venv and runs the whole test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+
+.PHONY: install run test lint format bench dataset clean
+
+$(INSTALLED): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	touch $(INSTALLED)
+
+install: $(INSTALLED)
+
+run: install
+	$(BIN)/finq up
+
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+# Rebuild the bundled default dataset from ../shared/data (needs the reference data).
+dataset: install
+	$(BIN)/python -m services.ingest.build_default_dataset
+
+bench: install
+	$(BIN)/python bench/pipeline.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

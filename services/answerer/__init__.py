@@ -1,0 +1,1 @@
+"""The answerer stage: composes a cited answer from fetched facts."""

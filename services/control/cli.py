@@ -1,0 +1,302 @@
+"""`finq`: up, down, status, ask, migrate and ingest."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from services.control.servers import NatsServer, PostgresServer, ServerError, port_is_open
+from services.control.settings import ControlSettings
+from services.control.supervisor import Supervisor
+from shared.subjects import Stage
+
+STATE_FILE = "state.json"
+
+
+async def prepare_database(dsn: str, load_default: bool = True) -> dict[str, int]:
+    """Create, migrate, and load the bundled dataset into an empty database."""
+    import asyncpg
+
+    from services.ingest.dataset import DEFAULT_DATASET_DIR, load_dataset, read_dataset
+    from shared.db import ensure_database, migrate
+
+    await ensure_database(dsn)
+    await migrate(dsn)
+    if not load_default:
+        return {}
+    conn = await asyncpg.connect(dsn)
+    try:
+        if await conn.fetchval("SELECT count(*) FROM metric_values"):
+            return {}
+        return await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+    finally:
+        await conn.close()
+
+
+def wait_until_ready(url: str, supervisor: Supervisor, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        supervisor.restart_crashed()
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise ServerError(f"the gateway was not ready within {timeout:g} s; see the logs")
+
+
+def _parse_replicas(values: list[str]) -> dict[Stage, int]:
+    replicas: dict[Stage, int] = {}
+    for value in values:
+        name, _, count = value.partition("=")
+        replicas[Stage(name)] = int(count)
+    return replicas
+
+
+def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
+    home = settings.home.resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    url = f"http://{settings.gateway_host}:{settings.gateway_port}"
+    if port_is_open(settings.gateway_port, settings.gateway_host):
+        print(f"port {settings.gateway_port} is taken: is finq already up? (finq status)")
+        return 1
+    postgres = PostgresServer(home / "postgres", settings.postgres_port)
+    nats = NatsServer(home / "nats", settings.nats_port)
+    supervisor: Supervisor | None = None
+    # SIGTERM (finq down) unwinds through the same clean-up as Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        print(f"starting PostgreSQL on {settings.postgres_port} and NATS on {settings.nats_port}")
+        postgres.start()
+        nats.start()
+        loaded = asyncio.run(prepare_database(postgres.dsn))
+        if loaded:
+            print(f"loaded the bundled dataset: {loaded}")
+        env = {
+            **os.environ,
+            "FINQ_NATS_URL": nats.url,
+            "FINQ_DATABASE_URL": postgres.dsn,
+            "FINQ_GATEWAY_HOST": settings.gateway_host,
+            "FINQ_GATEWAY_PORT": str(settings.gateway_port),
+        }
+        supervisor = Supervisor(home / "logs", env, _parse_replicas(args.replicas))
+        supervisor.start()
+        write_state(home, url, postgres, nats, supervisor)
+        wait_until_ready(url, supervisor, timeout=120)
+        print(f"finq is up at {url} (docs at {url}/docs); Ctrl-C stops it")
+        while True:
+            time.sleep(0.5)
+            restarted = supervisor.restart_crashed()
+            if restarted:
+                print(f"restarted {', '.join(restarted)}", flush=True)
+                write_state(home, url, postgres, nats, supervisor)
+    except KeyboardInterrupt:
+        print("\nstopping finq")
+    except ServerError as error:
+        print(f"finq could not start: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if supervisor is not None:
+            supervisor.stop()
+        nats.stop()
+        postgres.stop()
+        (home / STATE_FILE).unlink(missing_ok=True)
+    return 0
+
+
+def write_state(
+    home: Path, url: str, postgres: PostgresServer, nats: NatsServer, supervisor: Supervisor
+) -> None:
+    processes: dict[str, int | None] = {
+        "supervisor": os.getpid(),
+        "postgres": postgres.process.pid if postgres.process else None,
+        "nats": nats.process.pid if nats.process else None,
+    }
+    for service in supervisor.services:
+        processes[service.name] = service.process.pid if service.process else None
+    state = {"url": url, "postgres_dsn": postgres.dsn, "nats_url": nats.url, "pids": processes}
+    (home / STATE_FILE).write_text(json.dumps(state, indent=2))
+
+
+def read_state(settings: ControlSettings) -> dict[str, Any] | None:
+    path = settings.home.resolve() / STATE_FILE
+    if not path.exists():
+        return None
+    state: dict[str, Any] = json.loads(path.read_text())
+    return state
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def command_down(_: argparse.Namespace, settings: ControlSettings) -> int:
+    state = read_state(settings)
+    if state is None:
+        print("finq is not running here")
+        return 0
+    pid = state["pids"]["supervisor"]
+    if pid_alive(pid):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    for name, child in state["pids"].items():
+        if name != "supervisor" and pid_alive(child):
+            os.kill(child, signal.SIGTERM)
+    (settings.home.resolve() / STATE_FILE).unlink(missing_ok=True)
+    print("finq is down")
+    return 0
+
+
+def command_status(_: argparse.Namespace, settings: ControlSettings) -> int:
+    state = read_state(settings)
+    if state is None:
+        print(f"finq is not running here (no state in {settings.home.resolve()})")
+        return 1
+    healthy = True
+    for name, pid in state["pids"].items():
+        alive = pid_alive(pid)
+        healthy &= alive
+        print(f"{name:<14} pid {pid!s:<8} {'running' if alive else 'NOT RUNNING'}")
+    try:
+        ready = httpx.get(f"{state['url']}/readyz", timeout=3.0)
+        print(f"{'gateway':<14} {state['url']} {ready.status_code} {ready.text}")
+        healthy &= ready.status_code == 200
+    except httpx.HTTPError as error:
+        print(f"{'gateway':<14} {state['url']} unreachable: {error}")
+        healthy = False
+    return 0 if healthy else 1
+
+
+def command_ask(args: argparse.Namespace, settings: ControlSettings) -> int:
+    state = read_state(settings)
+    url = settings.url or (state["url"] if state else "http://127.0.0.1:8000")
+    body = {"question": args.question, "conversation_id": args.conversation}
+    try:
+        response = httpx.post(f"{url}/v1/ask", json=body, timeout=args.timeout)
+    except httpx.HTTPError as error:
+        print(f"could not reach finq at {url}: {error}", file=sys.stderr)
+        return 1
+    data = response.json()
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0 if response.is_success else 1
+    if not response.is_success:
+        print(f"error {response.status_code} {data.get('code')}: {data.get('message')}")
+        return 1
+    print(data["answer"])
+    for number, citation in enumerate(data["citations"], start=1):
+        print(
+            f"  [{number}] {citation['label']}"
+            + (f" {citation['url']}" if citation.get("url") else "")
+        )
+    validation = data["validation"]
+    verdict = "validated" if validation["passed"] else f"NOT validated ({validation['severity']})"
+    print(f"  {verdict}; trace {data.get('trace_id')}")
+    return 0
+
+
+def command_migrate(_: argparse.Namespace, settings: ControlSettings) -> int:
+    from shared.db import ensure_database, migrate
+
+    async def run() -> list[str]:
+        await ensure_database(settings.database_url)
+        return await migrate(settings.database_url)
+
+    applied = asyncio.run(run())
+    print(f"applied: {', '.join(applied) or 'nothing (up to date)'}")
+    return 0
+
+
+def command_ingest(args: argparse.Namespace, settings: ControlSettings) -> int:
+    import asyncpg
+
+    from services.ingest.dataset import (
+        DEFAULT_DATASET_DIR,
+        ingest_companyfacts_files,
+        load_dataset,
+        read_dataset,
+    )
+
+    async def run() -> Any:
+        await prepare_database(settings.database_url, load_default=False)
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            if args.kind == "default":
+                return await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+            return await ingest_companyfacts_files(conn, [Path(p) for p in args.paths], args.symbol)
+        finally:
+            await conn.close()
+
+    try:
+        print(asyncio.run(run()))
+    except Exception as error:
+        print(f"ingest failed: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="finq", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    up = commands.add_parser("up", help="start PostgreSQL, NATS and the five services")
+    up.add_argument(
+        "--replicas",
+        action="append",
+        default=[],
+        metavar="STAGE=N",
+        help="run N replicas of a stage (repeatable), e.g. --replicas tools=2",
+    )
+    up.set_defaults(run=command_up)
+    commands.add_parser("down", help="stop what `finq up` started").set_defaults(run=command_down)
+    commands.add_parser("status", help="each process and its health").set_defaults(
+        run=command_status
+    )
+    ask = commands.add_parser("ask", help="ask a question")
+    ask.add_argument("question")
+    ask.add_argument("--json", action="store_true", help="print the whole response as JSON")
+    ask.add_argument("--conversation", default=None, help="continue this conversation id")
+    ask.add_argument("--timeout", type=float, default=60.0)
+    ask.set_defaults(run=command_ask)
+    commands.add_parser("migrate", help="apply the database migrations").set_defaults(
+        run=command_migrate
+    )
+    ingest = commands.add_parser("ingest", help="load data into the database")
+    ingest_kinds = ingest.add_subparsers(dest="kind", required=True)
+    facts = ingest_kinds.add_parser("companyfacts", help="SEC XBRL companyfacts JSON files")
+    facts.add_argument("paths", nargs="+")
+    facts.add_argument("--symbol", default=None, help="the ticker, when it cannot be found")
+    facts.set_defaults(run=command_ingest)
+    ingest_kinds.add_parser("default", help="the bundled default dataset").set_defaults(
+        run=command_ingest
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.run(args, ControlSettings())
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

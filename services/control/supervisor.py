@@ -1,0 +1,121 @@
+"""Runs the five stage processes, restarts any that crash, and stops them cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shared.subjects import Stage
+
+STAGES: tuple[Stage, ...] = (
+    Stage.ROUTER,
+    Stage.TOOLS,
+    Stage.ANSWERER,
+    Stage.VALIDATOR,
+    Stage.GATEWAY,
+)
+# A crash loop backs off to this, so a broken service does not eat the machine.
+MAX_RESTART_DELAY_SECONDS = 10.0
+
+
+@dataclass
+class ServiceProcess:
+    stage: Stage
+    replica: int
+    log_path: Path
+    env: Mapping[str, str]
+    process: subprocess.Popen[bytes] | None = None
+    restarts: int = 0
+    next_start: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return f"{self.stage.value}-{self.replica}"
+
+    def start(self) -> None:
+        log_file = self.log_path.open("ab")
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", f"services.{self.stage.value}"],
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                env=dict(self.env),
+                start_new_session=True,
+            )
+        finally:
+            log_file.close()
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+@dataclass
+class Supervisor:
+    log_dir: Path
+    env: Mapping[str, str]
+    replicas: Mapping[Stage, int] = field(default_factory=dict)
+    services: list[ServiceProcess] = field(default_factory=list)
+
+    def start(self) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for stage in STAGES:
+            for replica in range(self.replicas.get(stage, 1)):
+                service = ServiceProcess(
+                    stage, replica, self.log_dir / f"{stage.value}-{replica}.log", self.env
+                )
+                service.start()
+                self.services.append(service)
+
+    def restart_crashed(self) -> list[str]:
+        """Start again every service that exited; returns the names restarted now."""
+        restarted: list[str] = []
+        now = time.monotonic()
+        for service in self.services:
+            if service.running() or service.process is None:
+                continue
+            if service.next_start == 0.0:
+                delay = min(MAX_RESTART_DELAY_SECONDS, 0.5 * 2**service.restarts)
+                service.next_start = now + delay
+            if now >= service.next_start:
+                service.restarts += 1
+                service.next_start = 0.0
+                service.start()
+                restarted.append(service.name)
+        return restarted
+
+    def find(self, stage: Stage, replica: int = 0) -> ServiceProcess:
+        for service in self.services:
+            if service.stage == stage and service.replica == replica:
+                return service
+        raise KeyError(f"{stage.value}-{replica}")
+
+    def add_replica(self, stage: Stage) -> ServiceProcess:
+        replica = sum(1 for s in self.services if s.stage == stage)
+        service = ServiceProcess(
+            stage, replica, self.log_dir / f"{stage.value}-{replica}.log", self.env
+        )
+        service.start()
+        self.services.append(service)
+        return service
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """SIGTERM everything (each stage drains), then SIGKILL what is left at the deadline."""
+        for service in self.services:
+            if service.running():
+                assert service.process is not None
+                service.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for service in self.services:
+            if service.process is None:
+                continue
+            try:
+                service.process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(service.process.pid, signal.SIGKILL)
+                service.process.wait(5)

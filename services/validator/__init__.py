@@ -1,0 +1,1 @@
+"""The validator stage: checks a drafted answer against its fetched facts."""

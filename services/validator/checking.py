@@ -1,0 +1,244 @@
+"""Checks an answer against the facts it was drafted from: every figure, year, date and
+citation it shows must be backed by a fetched fact or source.
+
+A figure is matched as a tuple, not a bare value: when its sentence names a fiscal year or
+a company, the matching fact must be of that year and company, so a right value under the
+wrong year ("fiscal 2024 was $383.3 billion" when that is FY2023's figure) fails.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+
+from services.validator.numbers import ShownNumber, scan
+from shared.contracts import Citation, Fact, Severity, Source, Validation, ValidationIssue
+
+# A figure may never be looser than this, however few digits it is shown with.
+MAX_RELATIVE_TOLERANCE = 0.02
+# Float noise allowance for figures shown exactly ("383.3" * 1e9 is not 383.3e9 bit for bit).
+_EXACT_RELATIVE = 1e-9
+
+_SEVERITY_RANK: dict[Severity, int] = {"none": 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
+_FAIL_AT = _SEVERITY_RANK["medium"]
+
+# Which fact units a figure can stand for, given how it is written.
+_UNITS_FOR_KIND: dict[str, frozenset[str] | None] = {
+    "money": frozenset({"USD"}),
+    "per_share_or_plain": frozenset({"USD", "USD/share"}),
+    "percent": frozenset({"%"}),
+    "plain": None,  # a bare figure ("383,285 million", "1.8×") may be in any unit
+}
+
+# Sentence ends: terminal punctuation (plus closing quotes/brackets) then space, or a line
+# break. Decimal points are never followed by space, so "383.3" stays whole.
+_SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+# A loss is often written as a positive amount ("a net loss of $1.2 billion").
+_LOSS_RE = re.compile(r"\b(?:loss|losses|deficit|negative)\b", re.IGNORECASE)
+# Sentences saying a figure is absent claim nothing; the years they name (asked-for and
+# held ranges, "fiscal 2031 (held: fiscal 2010 to 2024)") are not fetched periods.
+_ABSENCE_RE = re.compile(
+    r"\bno (?:figures?|data|values?) (?:is|are|was|were) (?:held|found|available)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What one sentence names: fiscal years and companies (by symbol)."""
+
+    years: frozenset[int]
+    symbols: frozenset[str]
+    loss: bool
+    absence: bool
+
+
+def _sentence_starts(text: str) -> list[int]:
+    return [0, *(match.end() for match in _SENTENCE_BREAK_RE.finditer(text))]
+
+
+def _mentions(sentence: str, name: str) -> bool:
+    """`name` as a whole word: "Apple's" names Apple, "Metadata" does not name Meta."""
+    start = sentence.find(name)
+    while start != -1:
+        end = start + len(name)
+        if (start == 0 or not sentence[start - 1].isalnum()) and (
+            end == len(sentence) or not sentence[end].isalnum()
+        ):
+            return True
+        start = sentence.find(name, start + 1)
+    return False
+
+
+def _company_names(facts: Iterable[Fact]) -> dict[str, tuple[str, ...]]:
+    """symbol → the names that identify it. One-letter tickers ("A", "T") are left out:
+    they read as words, and would tie every sentence starting "A ..." to Agilent."""
+    names: dict[str, tuple[str, ...]] = {}
+    for fact in facts:
+        if fact.symbol not in names:
+            names[fact.symbol] = tuple(
+                name for name in (fact.company, fact.symbol) if len(name) > 1
+            )
+    return names
+
+
+def _tolerance(shown: ShownNumber, value: float) -> float:
+    """Half a unit of the last shown digit, capped at 2% of the fact, plus float noise so a
+    figure rounded exactly at the half-unit boundary (230.25 shown as "230.2") still counts."""
+    noise = _EXACT_RELATIVE * max(abs(value), abs(shown.value), 1e-12)
+    return min(shown.half_unit, MAX_RELATIVE_TOLERANCE * abs(value)) + noise
+
+
+def _value_matches(shown: ShownNumber, fact: Fact, loss: bool) -> bool:
+    units = _UNITS_FOR_KIND[shown.kind]
+    if units is not None and fact.unit not in units:
+        return False
+    if abs(shown.value - fact.value) <= _tolerance(shown, fact.value):
+        return True
+    # "net loss of $1.2 billion" states a negative fact by its magnitude.
+    return (
+        loss
+        and fact.value < 0 < shown.value
+        and (abs(shown.value + fact.value) <= _tolerance(shown, fact.value))
+    )
+
+
+def _fits(fact: Fact, context: _Context) -> bool:
+    if context.years and fact.fiscal_year not in context.years:
+        return False
+    return not context.symbols or fact.symbol in context.symbols
+
+
+def _describe(fact: Fact) -> str:
+    return f"{fact.company}'s {fact.metric_label} in fiscal {fact.fiscal_year}"
+
+
+def _number_issue(
+    shown: ShownNumber, context: _Context, companies: dict[str, str], near: Fact | None
+) -> ValidationIssue:
+    scope = ""
+    if context.symbols:
+        scope += " for " + " or ".join(sorted(companies[s] for s in context.symbols))
+    if context.years:
+        scope += " in fiscal " + " or ".join(str(year) for year in sorted(context.years))
+    message = f"{shown.text} does not match any fetched figure{scope}"
+    if near is not None:
+        message += f" (it matches {_describe(near)})"
+    return ValidationIssue(kind="number", text=shown.text, message=message, severity="high")
+
+
+def check_answer(
+    answer: str, facts: list[Fact], citations: list[Citation], sources: list[Source]
+) -> Validation:
+    """Every figure, year, date, citation and accession in `answer` must be backed by
+    `facts` and `sources`. Figures off or under the wrong year/company are "high", unknown
+    years and dates "medium", unknown citations and accessions "critical"; the answer passes
+    when nothing reaches "medium"."""
+    shown = scan(answer)
+    issues: list[ValidationIssue] = []
+
+    starts = _sentence_starts(answer)
+    names = _company_names(facts)
+    display = {fact.symbol: fact.company for fact in facts}
+    contexts: dict[int, _Context] = {}
+
+    def context_at(offset: int) -> _Context:
+        index = bisect_right(starts, offset) - 1
+        if index not in contexts:
+            begin = starts[index]
+            end = starts[index + 1] if index + 1 < len(starts) else len(answer)
+            sentence = answer[begin:end]
+            contexts[index] = _Context(
+                years=frozenset(y.year for y in shown.years if begin <= y.start < end),
+                symbols=frozenset(
+                    symbol
+                    for symbol, aliases in names.items()
+                    if any(_mentions(sentence, alias) for alias in aliases)
+                ),
+                loss=_LOSS_RE.search(sentence) is not None,
+                absence=_ABSENCE_RE.search(sentence) is not None,
+            )
+        return contexts[index]
+
+    # a, b: each figure matches a fact's value within its shown precision, in its sentence's
+    # year and company.
+    for number in shown.numbers:
+        context = context_at(number.start)
+        by_value = [fact for fact in facts if _value_matches(number, fact, context.loss)]
+        if not any(_fits(fact, context) for fact in by_value):
+            near = by_value[0] if by_value else None
+            issues.append(_number_issue(number, context, display, near))
+
+    # c: years and dates must be periods (or filing dates) of what was fetched.
+    known_years: set[int] = set()
+    known_dates: set[date] = {source.filed for source in sources if source.filed}
+    for fact in facts:
+        known_years.add(fact.fiscal_year)
+        known_years.add(fact.period_end.year)
+        known_dates.add(fact.period_end)
+        if fact.period_start is not None:
+            known_years.add(fact.period_start.year)
+            known_dates.add(fact.period_start)
+    for year in shown.years:
+        if year.year not in known_years and not context_at(year.start).absence:
+            issues.append(
+                ValidationIssue(
+                    kind="year",
+                    text=year.text,
+                    message=f"{year.text} is not a fiscal year of any fetched figure",
+                    severity="medium",
+                )
+            )
+    for shown_date in shown.dates:
+        if shown_date.value not in known_dates:
+            issues.append(
+                ValidationIssue(
+                    kind="date",
+                    text=shown_date.text,
+                    message=(
+                        f"{shown_date.text} is not a period end, period start or filing date "
+                        "of any fetched figure"
+                    ),
+                    severity="medium",
+                )
+            )
+
+    # d: citations and accession numbers must name fetched sources.
+    by_id = {source.source_id: source for source in sources}
+    for citation in citations:
+        source = by_id.get(citation.source_id)
+        if source is None:
+            message = f"citation {citation.source_id} is not one of the fetched sources"
+        elif citation.accession and citation.accession != source.accession:
+            message = (
+                f"citation {citation.source_id} gives accession {citation.accession}, "
+                f"but its source's is {source.accession or 'not recorded'}"
+            )
+        else:
+            continue
+        issues.append(
+            ValidationIssue(
+                kind="citation", text=citation.source_id, message=message, severity="critical"
+            )
+        )
+    held = {source.accession.replace("-", "") for source in sources if source.accession}
+    for accession in shown.accessions:
+        if accession.digits not in held:
+            issues.append(
+                ValidationIssue(
+                    kind="citation",
+                    text=accession.text,
+                    message=f"accession {accession.text} does not belong to any fetched source",
+                    severity="critical",
+                )
+            )
+
+    # The same mistake repeated is one issue to the reader.
+    unique = list({(i.kind, i.text, i.message): i for i in issues}.values())
+    severity: Severity = max(
+        (issue.severity for issue in unique), key=_SEVERITY_RANK.__getitem__, default="none"
+    )
+    return Validation(passed=_SEVERITY_RANK[severity] < _FAIL_AT, severity=severity, issues=unique)

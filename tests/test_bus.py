@@ -1,0 +1,227 @@
+"""The JetStream delivery rules, against a real nats-server of this module's own."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nats.aio.client import Client as NatsClient
+
+from services.control.servers import NatsServer, free_port
+from shared import bus, subjects
+from shared.contracts import Envelope, QuestionAsked, RouteDecided, new_deadline
+from shared.subjects import Stage
+from tests.helpers import wait_until
+
+
+@pytest.fixture(scope="module")
+def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]:
+    server = NatsServer(Path(tmp_path_factory.mktemp("bus")) / "nats", free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+async def nc(nats_server: NatsServer) -> AsyncIterator[NatsClient]:
+    client = await bus.connect(nats_server.url, name="bus-test")
+    js = client.jetstream()
+    # Each test starts from empty streams and no consumers.
+    for stream in (subjects.STREAM, subjects.DEAD_LETTER_STREAM):
+        with contextlib.suppress(Exception):
+            await js.delete_stream(stream)
+    await bus.ensure_streams(js)
+    yield client
+    await client.close()
+
+
+def question(request_id: str = "r1", text: str = "Apple revenue 2023") -> Envelope[Any]:
+    return Envelope[QuestionAsked](
+        request_id=request_id,
+        conversation_id="c1",
+        user_id="u1",
+        deadline=new_deadline(60),
+        payload=QuestionAsked(question=text),
+    )
+
+
+def route_for(envelope: Envelope[Any]) -> bus.Forward:
+    route = RouteDecided(question=envelope.payload.question, intent="clarify")
+    return bus.Forward(subjects.ROUTE_DECIDED, envelope.carry(route))
+
+
+def router_consumer(
+    nc: NatsClient, handler: bus.Handler, **options: Any
+) -> tuple[bus.StageConsumer, list[tuple[Envelope[Any], str]]]:
+    reported: list[tuple[Envelope[Any], str]] = []
+
+    async def on_poison(envelope: Envelope[Any], reason: str) -> None:
+        reported.append((envelope, reason))
+
+    js = nc.jetstream()
+    consumer = bus.StageConsumer(
+        nc=nc,
+        js=js,
+        stage=Stage.ROUTER,
+        handler=handler,
+        publisher=bus.Publisher(nc, js, Stage.ROUTER),
+        options=bus.ConsumerOptions(**{"nak_delay_seconds": 0.05, **options}),
+        on_poison=on_poison,
+        payload_type=QuestionAsked,
+    )
+    return consumer, reported
+
+
+@contextlib.asynccontextmanager
+async def running(consumer: bus.StageConsumer) -> AsyncIterator[None]:
+    task = asyncio.ensure_future(consumer.run())
+    try:
+        yield
+    finally:
+        consumer.stop()
+        await asyncio.wait_for(task, timeout=10)
+
+
+async def stream_count(nc: NatsClient, subject: str) -> int:
+    info = await nc.jetstream().stream_info(subjects.STREAM, subjects_filter=subject)
+    return (info.state.subjects or {}).get(subject, 0)
+
+
+async def test_a_handled_message_is_forwarded_and_then_acked(nc: NatsClient) -> None:
+    handled = asyncio.Event()
+
+    async def handler(envelope: Envelope[Any]) -> bus.Forward:
+        handled.set()
+        return route_for(envelope)
+
+    consumer, _ = router_consumer(nc, handler)
+    publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
+    async with running(consumer):
+        await publisher.publish(subjects.QUESTION_ASKED, question())
+        await asyncio.wait_for(handled.wait(), 10)
+        await wait_until(lambda: _acked(nc, Stage.ROUTER))
+    assert await stream_count(nc, subjects.ROUTE_DECIDED) == 1
+    # Work-queue retention: an acked message leaves the stream.
+    assert await stream_count(nc, subjects.QUESTION_ASKED) == 0
+
+
+async def _acked(nc: NatsClient, stage: Stage) -> bool:
+    info = await nc.jetstream().consumer_info(subjects.STREAM, subjects.durable_name(stage))
+    return info.num_ack_pending == 0 and info.num_pending == 0
+
+
+async def test_publishing_the_same_stage_attempt_twice_stores_one_message(
+    nc: NatsClient,
+) -> None:
+    publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
+    envelope = question("same-request")
+    await publisher.publish(subjects.QUESTION_ASKED, envelope)
+    await publisher.publish(subjects.QUESTION_ASKED, envelope)
+    assert await stream_count(nc, subjects.QUESTION_ASKED) == 1
+    retry = envelope.model_copy(update={"attempt": 1})
+    await publisher.publish(subjects.QUESTION_ASKED, retry)
+    assert await stream_count(nc, subjects.QUESTION_ASKED) == 2
+
+
+async def test_an_undecodable_message_is_dead_lettered_with_its_reason_and_not_retried(
+    nc: NatsClient,
+) -> None:
+    calls = 0
+
+    async def handler(envelope: Envelope[Any]) -> bus.Forward:
+        nonlocal calls
+        calls += 1
+        return route_for(envelope)
+
+    consumer, _ = router_consumer(nc, handler)
+    async with running(consumer):
+        await nc.jetstream().publish(subjects.QUESTION_ASKED, b'{"not": "an envelope"}')
+        await wait_until(lambda: _dead_letters(nc, Stage.ROUTER, 1))
+        await wait_until(lambda: _acked(nc, Stage.ROUTER))
+    letters = await bus.read_dead_letters(nc.jetstream(), Stage.ROUTER)
+    assert letters[0]["data"] == b'{"not": "an envelope"}'
+    assert "undecodable" in letters[0]["headers"]["Finq-Dead-Reason"]
+    assert letters[0]["headers"]["Finq-Original-Subject"] == subjects.QUESTION_ASKED
+    assert calls == 0
+
+
+async def _dead_letters(nc: NatsClient, stage: Stage, count: int) -> bool:
+    return len(await bus.read_dead_letters(nc.jetstream(), stage)) >= count
+
+
+async def test_a_failing_handler_is_retried_up_to_max_deliver_then_dead_lettered(
+    nc: NatsClient,
+) -> None:
+    attempts: list[int] = []
+
+    async def handler(envelope: Envelope[Any]) -> bus.Forward:
+        attempts.append(1)
+        raise bus.TransientError("database unavailable")
+
+    consumer, reported = router_consumer(nc, handler, max_deliver=3)
+    publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
+    async with running(consumer):
+        await publisher.publish(subjects.QUESTION_ASKED, question("doomed"))
+        await wait_until(lambda: _dead_letters(nc, Stage.ROUTER, 1))
+    assert len(attempts) == 3
+    letters = await bus.read_dead_letters(nc.jetstream(), Stage.ROUTER)
+    assert "failed 3 times" in letters[0]["headers"]["Finq-Dead-Reason"]
+    assert "database unavailable" in letters[0]["headers"]["Finq-Dead-Reason"]
+    # The waiting gateway is told, rather than left to time out.
+    assert [envelope.request_id for envelope, _ in reported] == ["doomed"]
+
+
+async def test_a_transient_failure_is_retried_and_then_succeeds(nc: NatsClient) -> None:
+    attempts = 0
+    done = asyncio.Event()
+
+    async def handler(envelope: Envelope[Any]) -> bus.Forward:
+        nonlocal attempts
+        attempts += 1
+        if attempts < 2:
+            raise bus.TransientError("blip")
+        done.set()
+        return route_for(envelope)
+
+    consumer, reported = router_consumer(nc, handler)
+    publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
+    async with running(consumer):
+        await publisher.publish(subjects.QUESTION_ASKED, question("flaky"))
+        await asyncio.wait_for(done.wait(), 10)
+        await wait_until(lambda: _acked(nc, Stage.ROUTER))
+    assert attempts == 2
+    assert reported == []
+    assert await stream_count(nc, subjects.ROUTE_DECIDED) == 1
+
+
+async def test_long_work_is_kept_alive_instead_of_redelivered(nc: NatsClient) -> None:
+    calls = 0
+    release = asyncio.Event()
+
+    async def handler(envelope: Envelope[Any]) -> bus.Forward:
+        nonlocal calls
+        calls += 1
+        await release.wait()
+        return route_for(envelope)
+
+    consumer, _ = router_consumer(nc, handler, ack_wait_seconds=1.0)
+    publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
+    async with running(consumer):
+        await publisher.publish(subjects.QUESTION_ASKED, question("slow"))
+        await wait_until(lambda: calls == 1)
+        # Three ack waits pass while the handler works; in_progress() keeps it ours.
+        with pytest.raises(TimeoutError):
+            await wait_until(lambda: _redelivered(nc), timeout=3.0)
+        release.set()
+        await wait_until(lambda: _acked(nc, Stage.ROUTER))
+    assert calls == 1
+
+
+async def _redelivered(nc: NatsClient) -> bool:
+    durable = subjects.durable_name(Stage.ROUTER)
+    info = await nc.jetstream().consumer_info(subjects.STREAM, durable)
+    return info.num_redelivered > 0

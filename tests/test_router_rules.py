@@ -1,0 +1,116 @@
+"""The router's rules: companies, metrics and fiscal years found in plain questions."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.router.rules import (
+    CompanyDirectory,
+    CompanyEntry,
+    find_fiscal_years,
+    find_metrics,
+    route_question,
+)
+from services.tools.runner import ALLOWED_TOOLS
+from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
+
+DIRECTORY = CompanyDirectory(
+    (
+        CompanyEntry("AAPL", "Apple", ("apple",)),
+        CompanyEntry("NVDA", "NVIDIA", ("nvidia",)),
+        CompanyEntry("GOOGL", "Alphabet", ("alphabet", "google")),
+        CompanyEntry("TSLA", "Tesla", ("tesla", "tesla motors")),
+        CompanyEntry("A", "Agilent", ("agilent",)),
+    )
+)
+
+
+def plan(question: str) -> dict:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "metric_lookup", route.clarifying_question
+    assert [call.tool for call in route.tool_calls] == [GET_FINANCIAL_METRICS]
+    return route.tool_calls[0].arguments
+
+
+@pytest.mark.parametrize(
+    ("question", "symbols", "metrics", "years"),
+    [
+        ("What was Apple's revenue in fiscal 2023?", ["AAPL"], ["revenue"], [2023]),
+        ("NVDA net income FY2024", ["NVDA"], ["net_income"], [2024]),
+        ("Alphabet total assets 2023", ["GOOGL"], ["total_assets"], [2023]),
+        ("$tsla top line fy23", ["TSLA"], ["revenue"], [2023]),
+        ("google R&D in FY 2022", ["GOOGL"], ["research_and_development"], [2022]),
+        ("aapl capex 2024", ["AAPL"], ["capital_expenditures"], [2024]),
+        ("Tesla Motors diluted EPS 2021", ["TSLA"], ["eps_diluted"], [2021]),
+        ("Apple revenue and net income 2022 and 2023", ["AAPL"], ["revenue", "net_income"],
+         [2022, 2023]),
+        ("Compare NVIDIA and Apple operating cash flow in 2024", ["NVDA", "AAPL"],
+         ["operating_cash_flow"], [2024]),
+    ],
+)
+def test_metric_questions_become_a_validated_plan(
+    question: str, symbols: list[str], metrics: list[str], years: list[int]
+) -> None:
+    arguments = plan(question)
+    assert arguments == {"symbols": symbols, "metrics": metrics, "fiscal_years": years}
+    GetFinancialMetricsArgs.model_validate(arguments)
+
+
+def test_a_question_without_a_year_asks_for_the_latest_year_held() -> None:
+    assert plan("What is Apple's net income?") == {"symbols": ["AAPL"], "metrics": ["net_income"]}
+
+
+def test_longer_metric_phrases_win_over_the_words_inside_them() -> None:
+    assert find_metrics("operating cash flow") == ["operating_cash_flow"]
+    assert find_metrics("cash and cash equivalents") == ["cash_and_equivalents"]
+    assert find_metrics("gross profit") == ["gross_profit"]
+
+
+def test_a_one_letter_ticker_counts_only_in_capitals_or_with_a_dollar_sign() -> None:
+    assert DIRECTORY.find("is a revenue figure there for apple") == ["AAPL"]
+    assert DIRECTORY.find("A revenue 2023") == ["A"]
+    assert DIRECTORY.find("$a revenue 2023") == ["A"]
+
+
+@pytest.mark.parametrize(
+    ("text", "years"),
+    [
+        ("fiscal 2023", [2023]),
+        ("FY2024", [2024]),
+        ("FY 2021", [2021]),
+        ("FY23", [2023]),
+        ("in 2019 and 2020", [2019, 2020]),
+        ("revenue of 383285 million", []),
+    ],
+)
+def test_fiscal_years_are_read_in_their_common_forms(text: str, years: list[int]) -> None:
+    assert find_fiscal_years(text) == years
+
+
+def test_an_unrelated_question_gets_a_clarifying_answer_naming_what_finq_holds() -> None:
+    route = route_question("Tell me a joke about cats", DIRECTORY)
+    assert route.intent == "clarify"
+    assert route.tool_calls == []
+    assert route.clarifying_question is not None
+    assert "Apple (AAPL)" in route.clarifying_question
+    assert "What was Apple's revenue in fiscal 2023?" in route.clarifying_question
+
+
+def test_a_metric_without_a_company_asks_which_company() -> None:
+    route = route_question("net income in 2023?", DIRECTORY)
+    assert route.intent == "clarify"
+    assert route.clarifying_question is not None
+    assert route.clarifying_question.startswith("Which company's net income")
+
+
+def test_a_company_without_a_metric_asks_which_figure() -> None:
+    route = route_question("Tell me about Tesla", DIRECTORY)
+    assert route.intent == "clarify"
+    assert route.clarifying_question is not None
+    assert "Which figure of Tesla" in route.clarifying_question
+
+
+def test_every_planned_tool_is_allowed_for_its_intent() -> None:
+    route = route_question("Apple revenue 2023", DIRECTORY)
+    for call in route.tool_calls:
+        assert call.tool in ALLOWED_TOOLS[route.intent]
