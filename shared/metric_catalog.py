@@ -85,12 +85,13 @@ CATALOG: tuple[Metric, ...] = (
         category="income_statement",
         unit="USD",
         description=(
-            "Revenue minus cost of revenue for the fiscal year. Alphabet does not report "
-            "gross profit; its figure is derived as revenue minus cost of revenues."
+            "Revenue minus cost of revenue for the fiscal year; where the income statement "
+            "has no gross-profit line it is derived as revenue minus cost of revenue."
         ),
         formula=None,
         # "gross margin" is deliberately absent: users mean the percentage by it.
         aliases=("gross income",),
+        # Alphabet reports no GrossProfit in any year: see DERIVATIONS in the ingest.
         xbrl_tags=("GrossProfit",),
         kind="flow",
     ),
@@ -149,13 +150,14 @@ CATALOG: tuple[Metric, ...] = (
         category="balance_sheet",
         unit="USD",
         description=(
-            "Total liabilities at the end of the fiscal year. Where a balance sheet has no "
-            "total-liabilities line (NVIDIA to FY2014, Alphabet 2014) it is derived as total "
-            "liabilities and stockholders' equity minus stockholders' equity."
+            "Total liabilities at the end of the fiscal year; where the balance sheet has no "
+            "total-liabilities line it is derived as total liabilities and stockholders' "
+            "equity minus stockholders' equity."
         ),
         formula=None,
         # Not "debt" or "total debt": debt is only part of the liabilities.
         aliases=("liabilities",),
+        # NVIDIA to FY2014 and Alphabet for 2014 have no Liabilities: see DERIVATIONS.
         xbrl_tags=("Liabilities",),
         kind="instant",
     ),
@@ -212,9 +214,7 @@ CATALOG: tuple[Metric, ...] = (
         category="cash_flow",
         unit="USD",
         description=(
-            "Cash paid for property, plant and equipment in the fiscal year, as a positive "
-            "amount. NVIDIA reported it under a company-specific tag in FY2013-FY2021, which "
-            "SEC companyfacts does not carry."
+            "Cash paid for property, plant and equipment in the fiscal year, as a positive amount."
         ),
         formula=None,
         aliases=(
@@ -226,7 +226,8 @@ CATALOG: tuple[Metric, ...] = (
             "payments for property plant and equipment",
         ),
         # Apple used PaymentsToAcquireProductiveAssets to FY2014, NVIDIA from FY2022
-        # (it also covers intangibles, which is why it comes second).
+        # (it also covers intangibles, which is why it comes second). NVIDIA's FY2013-FY2021
+        # capex sits under a company-specific tag that SEC companyfacts does not carry.
         xbrl_tags=(
             "PaymentsToAcquirePropertyPlantAndEquipment",
             "PaymentsToAcquireProductiveAssets",

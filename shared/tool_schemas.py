@@ -16,7 +16,7 @@ from shared.metric_catalog import METRICS_BY_ID
 GET_FINANCIAL_METRICS = "get_financial_metrics"
 
 Symbol = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z.\-]{0,9}$")]
-FiscalYear = Annotated[int, Field(ge=1990, le=2100)]
+FiscalYear = Annotated[int, Field(ge=1900, le=2100)]
 
 
 class GetFinancialMetricsArgs(BaseModel):

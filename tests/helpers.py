@@ -28,10 +28,10 @@ def require_shared_data(*parts: str) -> Path:
 
 
 async def wait_until(
-    condition: Callable[[], Awaitable[bool] | bool], timeout: float = 20.0, every: float = 0.05
+    condition: Callable[[], Awaitable[bool] | bool], within: float = 20.0, every: float = 0.05
 ) -> None:
     """Poll a condition that has no event to wait on, failing loudly at the deadline."""
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(within):
         while True:
             outcome = condition()
             if inspect.isawaitable(outcome):

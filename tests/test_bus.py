@@ -215,7 +215,7 @@ async def test_long_work_is_kept_alive_instead_of_redelivered(nc: NatsClient) ->
         await wait_until(lambda: calls == 1)
         # Three ack waits pass while the handler works; in_progress() keeps it ours.
         with pytest.raises(TimeoutError):
-            await wait_until(lambda: _redelivered(nc), timeout=3.0)
+            await wait_until(lambda: _redelivered(nc), within=3.0)
         release.set()
         await wait_until(lambda: _acked(nc, Stage.ROUTER))
     assert calls == 1

@@ -42,10 +42,18 @@ def plan(question: str) -> dict:
         ("google R&D in FY 2022", ["GOOGL"], ["research_and_development"], [2022]),
         ("aapl capex 2024", ["AAPL"], ["capital_expenditures"], [2024]),
         ("Tesla Motors diluted EPS 2021", ["TSLA"], ["eps_diluted"], [2021]),
-        ("Apple revenue and net income 2022 and 2023", ["AAPL"], ["revenue", "net_income"],
-         [2022, 2023]),
-        ("Compare NVIDIA and Apple operating cash flow in 2024", ["NVDA", "AAPL"],
-         ["operating_cash_flow"], [2024]),
+        (
+            "Apple revenue and net income 2022 and 2023",
+            ["AAPL"],
+            ["revenue", "net_income"],
+            [2022, 2023],
+        ),
+        (
+            "Compare NVIDIA and Apple operating cash flow in 2024",
+            ["NVDA", "AAPL"],
+            ["operating_cash_flow"],
+            [2024],
+        ),
     ],
 )
 def test_metric_questions_become_a_validated_plan(
@@ -114,3 +122,10 @@ def test_every_planned_tool_is_allowed_for_its_intent() -> None:
     route = route_question("Apple revenue 2023", DIRECTORY)
     for call in route.tool_calls:
         assert call.tool in ALLOWED_TOOLS[route.intent]
+
+
+def test_a_year_outside_the_schema_gets_a_clarifying_answer_not_a_failure() -> None:
+    route = route_question("Apple revenue FY1850", DIRECTORY)
+    assert route.intent == "clarify"
+    assert route.clarifying_question is not None
+    assert "could not look that up" in route.clarifying_question

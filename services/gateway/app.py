@@ -47,6 +47,12 @@ INSERT INTO questions (request_id, conversation_id, user_id, question, trace_id,
 VALUES ($1, $2, $3, $4, $5, $6)
 """
 ANSWER_BODY_SQL = "SELECT body FROM answers WHERE request_id = $1"
+UNANSWERED_SQL = """
+SELECT q.request_id, q.conversation_id, q.user_id, q.question, q.deadline, q.created_at
+FROM questions q
+WHERE q.deadline > now() AND NOT EXISTS (SELECT 1 FROM answers a WHERE a.request_id = q.request_id)
+ORDER BY q.created_at
+"""
 
 log = structlog.get_logger("finq.gateway")
 
@@ -95,14 +101,18 @@ def create_app(settings: GatewaySettings) -> FastAPI:
                 pending.deliver(envelope)
 
             await nc.subscribe(reply_subject, cb=on_reply)
+            publisher = bus.Publisher(nc, js, subjects.Stage.GATEWAY)
             app.state.deps = GatewayDeps(
                 settings=settings,
                 nc=nc,
-                publisher=bus.Publisher(nc, js, subjects.Stage.GATEWAY),
+                publisher=publisher,
                 pool=pool,
                 pending=pending,
                 reply_subject=reply_subject,
             )
+            republished = await republish_unanswered(pool, publisher)
+            if republished:
+                log.info("republished unanswered questions", count=republished)
             yield
         finally:
             with contextlib.suppress(Exception):
@@ -190,6 +200,27 @@ def register_routes(app: FastAPI) -> None:
         if problems:
             return error_response(503, "not_ready", "; ".join(problems))
         return JSONResponse({"status": "ready", "nats": "ok", "postgres": "ok"})
+
+
+async def republish_unanswered(pool: asyncpg.Pool, publisher: bus.Publisher) -> int:
+    """Publish again every question still in its deadline with no answer row.
+
+    The same Nats-Msg-Id is used, so a question the stream already holds is
+    dropped as a duplicate; one lost before it reached the stream (a crash
+    between the insert and the publish) goes on now.
+    """
+    rows = await pool.fetch(UNANSWERED_SQL)
+    for row in rows:
+        envelope = Envelope[QuestionAsked](
+            request_id=row["request_id"],
+            conversation_id=row["conversation_id"],
+            user_id=row["user_id"],
+            deadline=row["deadline"],
+            created_at=row["created_at"],
+            payload=QuestionAsked(question=row["question"]),
+        )
+        await publisher.publish(subjects.QUESTION_ASKED, envelope)
+    return len(rows)
 
 
 async def ask_question(

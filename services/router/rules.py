@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from shared.contracts import RouteDecided, ToolCall
 from shared.metric_catalog import METRICS_BY_ID, PHRASE_INDEX, mid_sentence, normalize_metric_phrase
 from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
@@ -176,9 +178,20 @@ def route_question(question: str, directory: CompanyDirectory) -> RouteDecided:
     entities = {"symbols": symbols, "metrics": metrics, "fiscal_years": years}
 
     if symbols and metrics:
-        arguments = GetFinancialMetricsArgs(
-            symbols=symbols, metrics=metrics, fiscal_years=years or None
-        )
+        try:
+            arguments = GetFinancialMetricsArgs(
+                symbols=symbols, metrics=metrics, fiscal_years=years or None
+            )
+        except ValidationError as error:
+            return RouteDecided(
+                question=question,
+                intent="clarify",
+                clarifying_question=(
+                    f"I could not look that up ({error.errors()[0]['msg'].lower()}). "
+                    f"{capabilities(directory)}."
+                ),
+                entities=entities,
+            )
         return RouteDecided(
             question=question,
             intent="metric_lookup",

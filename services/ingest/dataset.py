@@ -1,0 +1,313 @@
+"""The bundled dataset: its file format, reading and writing it, and loading it into PostgreSQL.
+
+A dataset directory holds
+- `companies.json`: the companies, sorted by symbol;
+- `metrics.json`: the metric catalog rows, in catalog order;
+- `metric_values.csv`: one row per `metric_values` row, sorted by primary key,
+  ISO dates, values as Python's shortest exact float repr;
+- `MANIFEST.json`: the source files (sha256 prefixes), the written files
+  (row counts, sha256 prefixes) and a generation date taken from the data.
+
+Everything is deterministic (no wall clock, no dict-order accidents), so
+rebuilding from the same sources gives byte-identical files and a diff of the
+committed dataset shows exactly which figures changed.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from services.ingest.companyfacts import (
+    CompanyRecord,
+    IngestError,
+    MetricValueRecord,
+    company_for_companyfacts,
+    parse_companyfacts,
+    read_json,
+)
+from shared.metric_catalog import CATALOG, Metric
+
+DEFAULT_DATASET_DIR = Path(__file__).parent / "default_dataset"
+
+COMPANIES_FILE = "companies.json"
+METRICS_FILE = "metrics.json"
+VALUES_FILE = "metric_values.csv"
+MANIFEST_FILE = "MANIFEST.json"
+GENERATOR = "finq ingest"
+
+VALUE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(MetricValueRecord))
+VALUE_KEY: tuple[str, ...] = ("symbol", "metric", "period_type", "fiscal_year", "fiscal_quarter")
+COMPANY_COLUMNS = ("symbol", "cik", "name", "display_name", "fiscal_year_end", "aliases")
+METRIC_COLUMNS = ("id", "label", "category", "unit", "description", "formula", "aliases")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    companies: tuple[CompanyRecord, ...]
+    metrics: tuple[Metric, ...]
+    values: tuple[MetricValueRecord, ...]
+
+
+def sha256_prefix(data: bytes) -> str:
+    """The first 16 hex digits of SHA-256, as ../shared/data/SOURCES.md records files."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _value_key(record: MetricValueRecord) -> tuple[Any, ...]:
+    return tuple(getattr(record, column) for column in VALUE_KEY)
+
+
+# --- writing --------------------------------------------------------------------
+
+
+def _json_bytes(payload: Any) -> bytes:
+    return (json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        # repr is the shortest string that reads back to the same double.
+        return repr(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+def _companies_bytes(companies: Iterable[CompanyRecord]) -> bytes:
+    rows = []
+    for company in sorted(companies, key=lambda c: c.symbol):
+        row = asdict(company)
+        row["aliases"] = list(company.aliases)
+        rows.append(row)
+    return _json_bytes(rows)
+
+
+def _metrics_bytes(metrics: Iterable[Metric]) -> bytes:
+    rows = []
+    for metric in metrics:
+        row = asdict(metric)
+        row["aliases"], row["xbrl_tags"] = list(metric.aliases), list(metric.xbrl_tags)
+        rows.append(row)
+    return _json_bytes(rows)
+
+
+def _values_bytes(values: Iterable[MetricValueRecord]) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(VALUE_COLUMNS)
+    for record in sorted(values, key=_value_key):
+        writer.writerow([_csv_cell(getattr(record, column)) for column in VALUE_COLUMNS])
+    return buffer.getvalue().encode("utf-8")
+
+
+def write_dataset(
+    directory: Path,
+    companies: Sequence[CompanyRecord],
+    values: Sequence[MetricValueRecord],
+    *,
+    metrics: Sequence[Metric] = CATALOG,
+    sources: Mapping[str, str] | None = None,
+) -> dict[str, int]:
+    """Write the four dataset files; `sources` maps source file names to sha256 prefixes.
+
+    Returns the row count of each data file.
+    """
+    _check_unique(values)
+    directory.mkdir(parents=True, exist_ok=True)
+    contents = {
+        COMPANIES_FILE: (_companies_bytes(companies), len(companies)),
+        METRICS_FILE: (_metrics_bytes(metrics), len(metrics)),
+        VALUES_FILE: (_values_bytes(values), len(values)),
+    }
+    filed = [record.filed for record in values if record.filed is not None]
+    manifest = {
+        "generator": GENERATOR,
+        # The data's own date, not the wall clock, so a rebuild is byte-identical.
+        "generated": max(filed).isoformat() if filed else None,
+        "sources": [
+            {"file": name, "sha256": digest} for name, digest in sorted((sources or {}).items())
+        ],
+        "files": [
+            {"file": name, "rows": rows, "sha256": sha256_prefix(data)}
+            for name, (data, rows) in contents.items()
+        ],
+    }
+    for name, (data, _) in contents.items():
+        (directory / name).write_bytes(data)
+    (directory / MANIFEST_FILE).write_bytes(_json_bytes(manifest))
+    return {name: rows for name, (_, rows) in contents.items()}
+
+
+# --- reading --------------------------------------------------------------------
+
+
+def _optional_date(text: str) -> date | None:
+    return date.fromisoformat(text) if text else None
+
+
+def _value_from_row(row: Mapping[str, str]) -> MetricValueRecord:
+    filed = _optional_date(row["filed"])
+    return MetricValueRecord(
+        symbol=row["symbol"],
+        metric=row["metric"],
+        period_type=row["period_type"],
+        fiscal_year=int(row["fiscal_year"]),
+        fiscal_quarter=int(row["fiscal_quarter"]),
+        period_start=_optional_date(row["period_start"]),
+        period_end=date.fromisoformat(row["period_end"]),
+        value=float(row["value"]),
+        unit=row["unit"],
+        form=row["form"] or None,
+        accession=row["accession"] or None,
+        xbrl_tag=row["xbrl_tag"] or None,
+        filed=filed,
+        provenance=row["provenance"],
+    )
+
+
+def read_dataset(directory: Path) -> Dataset:
+    """Read a directory `write_dataset` wrote."""
+    missing = [
+        name
+        for name in (COMPANIES_FILE, METRICS_FILE, VALUES_FILE)
+        if not (directory / name).is_file()
+    ]
+    if missing:
+        raise IngestError(f"{directory} is not a finq dataset: {', '.join(missing)} missing")
+    companies = tuple(
+        CompanyRecord(**{**row, "aliases": tuple(row["aliases"])})
+        for row in json.loads((directory / COMPANIES_FILE).read_text("utf-8"))
+    )
+    metrics = tuple(
+        Metric(**{**row, "aliases": tuple(row["aliases"]), "xbrl_tags": tuple(row["xbrl_tags"])})
+        for row in json.loads((directory / METRICS_FILE).read_text("utf-8"))
+    )
+    with (directory / VALUES_FILE).open(newline="", encoding="utf-8") as handle:
+        values = tuple(_value_from_row(row) for row in csv.DictReader(handle))
+    return Dataset(companies=companies, metrics=metrics, values=values)
+
+
+# --- loading into PostgreSQL ------------------------------------------------------
+
+
+def _check_unique(values: Iterable[MetricValueRecord]) -> None:
+    # Two rows with one key would make the upsert fail halfway ("cannot affect row a
+    # second time"); say which key instead.
+    seen: set[tuple[Any, ...]] = set()
+    for record in values:
+        key = _value_key(record)
+        if key in seen:
+            raise IngestError(f"two values for {key}")
+        seen.add(key)
+
+
+_UPSERT_COMPANIES = f"""
+INSERT INTO companies ({", ".join(COMPANY_COLUMNS)})
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (symbol) DO UPDATE SET
+    {", ".join(f"{c} = EXCLUDED.{c}" for c in COMPANY_COLUMNS[1:])}
+"""
+
+_UPSERT_METRICS = f"""
+INSERT INTO metrics ({", ".join(METRIC_COLUMNS)})
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (id) DO UPDATE SET
+    {", ".join(f"{c} = EXCLUDED.{c}" for c in METRIC_COLUMNS[1:])}
+"""
+
+_LOAD_TABLE = "finq_metric_values_load"
+_VALUE_UPDATES = [c for c in VALUE_COLUMNS if c not in VALUE_KEY]
+_UPSERT_VALUES = f"""
+INSERT INTO metric_values ({", ".join(VALUE_COLUMNS)})
+SELECT {", ".join(VALUE_COLUMNS)} FROM {_LOAD_TABLE}
+ON CONFLICT ({", ".join(VALUE_KEY)}) DO UPDATE SET
+    {", ".join(f"{c} = EXCLUDED.{c}" for c in _VALUE_UPDATES)}
+WHERE ({", ".join(f"metric_values.{c}" for c in _VALUE_UPDATES)})
+    IS DISTINCT FROM ({", ".join(f"EXCLUDED.{c}" for c in _VALUE_UPDATES)})
+"""
+
+
+async def load_dataset(conn: asyncpg.Connection, dataset: Dataset) -> dict[str, int]:
+    """Upsert a dataset in one transaction; loading the same dataset twice changes nothing.
+
+    Returns the rows in the dataset per table and how many metric values were
+    inserted or changed (`metric_values_changed`).
+    """
+    _check_unique(dataset.values)
+    async with conn.transaction():
+        await conn.executemany(
+            _UPSERT_COMPANIES,
+            [
+                (c.symbol, c.cik, c.name, c.display_name, c.fiscal_year_end, list(c.aliases))
+                for c in dataset.companies
+            ],
+        )
+        await conn.executemany(
+            _UPSERT_METRICS,
+            [
+                (m.id, m.label, m.category, m.unit, m.description, m.formula, list(m.aliases))
+                for m in dataset.metrics
+            ],
+        )
+        # COPY into a scratch table, then one set-based upsert: far faster than a row-at-a-time
+        # INSERT, and the ON CONFLICT makes a reload idempotent. Dropped first in case a caller's
+        # outer transaction still holds one from an earlier call.
+        await conn.execute(f"DROP TABLE IF EXISTS {_LOAD_TABLE}")
+        await conn.execute(
+            f"CREATE TEMP TABLE {_LOAD_TABLE} (LIKE metric_values INCLUDING DEFAULTS) "
+            "ON COMMIT DROP"
+        )
+        await conn.copy_records_to_table(
+            _LOAD_TABLE,
+            records=[tuple(getattr(v, c) for c in VALUE_COLUMNS) for v in dataset.values],
+            columns=list(VALUE_COLUMNS),
+        )
+        status = await conn.execute(_UPSERT_VALUES)
+    return {
+        "companies": len(dataset.companies),
+        "metrics": len(dataset.metrics),
+        "metric_values": len(dataset.values),
+        "metric_values_changed": int(status.split()[-1]),
+    }
+
+
+def parse_companyfacts_files(
+    paths: Sequence[Path], symbol: str | None = None
+) -> tuple[list[CompanyRecord], list[MetricValueRecord]]:
+    """Companies and values of companyfacts files; `symbol` is only allowed with one file."""
+    if symbol and len(paths) != 1:
+        raise IngestError("--symbol names one company: pass exactly one companyfacts file with it")
+    companies: list[CompanyRecord] = []
+    values: list[MetricValueRecord] = []
+    for path in paths:
+        doc = read_json(path)
+        company = company_for_companyfacts(path, doc, symbol)
+        if any(c.symbol == company.symbol for c in companies):
+            raise IngestError(f"{path}: a second companyfacts file for {company.symbol}")
+        company_values = parse_companyfacts(doc, company.symbol)
+        if not company_values:
+            raise IngestError(f"{path}: no annual 10-K values for any catalog metric")
+        companies.append(company)
+        values.extend(company_values)
+    return companies, values
+
+
+async def ingest_companyfacts_files(
+    conn: asyncpg.Connection, paths: list[Path], symbol: str | None = None
+) -> dict[str, int]:
+    """`finq ingest companyfacts PATH...`: parse the files and upsert them with the catalog."""
+    companies, values = parse_companyfacts_files(paths, symbol)
+    dataset = Dataset(companies=tuple(companies), metrics=CATALOG, values=tuple(values))
+    return await load_dataset(conn, dataset)

@@ -1,0 +1,101 @@
+"""Fixtures: real PostgreSQL + pgvector, real nats-server, and the five services as processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from services.control.cli import prepare_database, wait_until_ready
+from services.control.servers import NatsServer, PostgresServer, free_port
+from services.control.supervisor import Supervisor
+from tests.otlp_capture import OtlpCapture
+
+# Short enough that a test of redelivery after a crash waits seconds, not the default 30.
+TEST_ACK_WAIT_SECONDS = 3.0
+
+
+@dataclass
+class Servers:
+    postgres: PostgresServer
+    nats: NatsServer
+
+
+@dataclass
+class RunningFinq:
+    url: str
+    supervisor: Supervisor
+    servers: Servers
+    spans: OtlpCapture
+
+
+@pytest.fixture(scope="session")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    home = tmp_path_factory.mktemp("finq-servers")
+    postgres = PostgresServer(home / "postgres", free_port())
+    nats = NatsServer(home / "nats", free_port())
+    postgres.start()
+    try:
+        nats.start()
+        try:
+            asyncio.run(prepare_database(postgres.dsn))
+            yield Servers(postgres, nats)
+        finally:
+            nats.stop()
+    finally:
+        postgres.stop()
+
+
+@pytest.fixture(scope="session")
+def span_capture() -> Iterator[OtlpCapture]:
+    capture = OtlpCapture()
+    capture.start()
+    yield capture
+    capture.stop()
+
+
+def stage_environment(servers: Servers, gateway_port: int, spans: OtlpCapture) -> dict[str, str]:
+    return {
+        **os.environ,
+        "FINQ_NATS_URL": servers.nats.url,
+        "FINQ_DATABASE_URL": servers.postgres.dsn,
+        "FINQ_GATEWAY_PORT": str(gateway_port),
+        "FINQ_ACK_WAIT_SECONDS": str(TEST_ACK_WAIT_SECONDS),
+        "FINQ_NAK_DELAY_SECONDS": "0.2",
+        "FINQ_LOG_LEVEL": "DEBUG",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": spans.endpoint,
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+    }
+
+
+@pytest.fixture(scope="session")
+def finq(
+    servers: Servers, span_capture: OtlpCapture, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningFinq]:
+    gateway_port = free_port()
+    url = f"http://127.0.0.1:{gateway_port}"
+    supervisor = Supervisor(
+        tmp_path_factory.mktemp("finq-logs"),
+        stage_environment(servers, gateway_port, span_capture),
+    )
+    supervisor.start()
+    try:
+        wait_until_ready(url, supervisor, timeout=60)
+        yield RunningFinq(url, supervisor, servers, span_capture)
+    finally:
+        supervisor.stop()
+
+
+@pytest.fixture
+async def client(finq: RunningFinq) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=finq.url, timeout=60.0) as http:
+        yield http
+
+
+def read_logs(log_dir: Path) -> dict[str, str]:
+    return {path.stem: path.read_text(errors="replace") for path in sorted(log_dir.glob("*.log"))}

@@ -1,0 +1,225 @@
+"""The whole pipeline over real HTTP, NATS JetStream and PostgreSQL, five service processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import httpx
+import nats
+import pytest
+
+from services.control.supervisor import Supervisor
+from shared.subjects import STREAM, Stage, durable_name
+from tests.conftest import RunningFinq
+from tests.helpers import wait_until
+from tests.otlp_capture import OtlpCapture
+
+pytestmark = pytest.mark.e2e
+
+# (question, what the answer must say, the accession it must cite)
+FIGURE_QUESTIONS = [
+    (
+        "What was Apple's revenue in fiscal 2023?",
+        ["$383.3 billion", "2023-09-30"],
+        "0000320193-23-000106",
+    ),
+    ("Apple revenue FY2022", ["$394.3 billion"], None),
+    ("AAPL revenue in fiscal 2024", ["$391.0 billion"], None),
+    ("NVDA net income FY2024", ["$29.8 billion"], None),
+    ("What was NVIDIA's revenue in fiscal 2025?", ["$130.5 billion", "2025-01-26"], None),
+    ("Alphabet total assets 2023", ["$402.4 billion"], None),
+    ("Alphabet net income 2023", ["$73.8 billion"], None),
+    ("$TSLA revenue 2021", ["$53.8 billion"], "0000950170-22-000796"),
+    ("What were Apple's diluted EPS in fiscal 2023?", ["$6.13"], None),
+    ("Google operating cash flow in 2022", ["$91.5 billion"], None),
+    ("Tesla R&D 2021", ["$2.6 billion"], None),
+    ("How much did Apple spend on capex in FY2024?", ["$9.4 billion"], None),
+]
+
+
+async def ask(client: httpx.AsyncClient, question: str) -> dict:
+    response = await client.post("/v1/ask", json={"question": question})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize(("question", "expected", "accession"), FIGURE_QUESTIONS)
+async def test_metric_questions_are_answered_with_the_exact_sec_figure(
+    client: httpx.AsyncClient, question: str, expected: list[str], accession: str | None
+) -> None:
+    body = await ask(client, question)
+    for text in expected:
+        assert text in body["answer"], body["answer"]
+    assert body["validation"]["passed"], body["validation"]
+    assert body["validation"]["severity"] == "none"
+    assert body["citations"], "every figure must be cited"
+    cited_accessions = {c["accession"] for c in body["citations"]}
+    for fact in body["facts"]:
+        assert fact["source_id"] in {c["source_id"] for c in body["citations"]}
+    if accession is not None:
+        assert accession in cited_accessions
+        assert accession in body["answer"]
+    assert body["needs_clarification"] is False
+    assert len(body["trace_id"]) == 32
+
+
+async def test_a_question_with_two_metrics_gets_both_figures(client: httpx.AsyncClient) -> None:
+    body = await ask(client, "Apple revenue and net income in fiscal 2023")
+    assert "$383.3 billion" in body["answer"]
+    assert "$97.0 billion" in body["answer"]
+    assert {f["metric"] for f in body["facts"]} == {"revenue", "net_income"}
+    assert body["validation"]["passed"]
+
+
+async def test_a_year_finq_does_not_hold_is_said_plainly(client: httpx.AsyncClient) -> None:
+    body = await ask(client, "Apple revenue in fiscal 1985")
+    assert "1985" in body["answer"]
+    assert body["facts"] == []
+    assert "held" in body["answer"].lower()
+
+
+async def test_an_unrelated_question_gets_a_clarifying_answer(client: httpx.AsyncClient) -> None:
+    body = await ask(client, "What's the weather like in Paris?")
+    assert body["needs_clarification"] is True
+    assert body["clarifying_question"]
+    assert "Apple (AAPL)" in body["answer"]
+    assert body["facts"] == []
+
+
+async def test_a_metric_without_a_company_asks_which_company(client: httpx.AsyncClient) -> None:
+    body = await ask(client, "revenue in 2023?")
+    assert body["needs_clarification"] is True
+    assert "Which company" in body["clarifying_question"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "code"),
+    [
+        ({"question": ""}, "empty_question"),
+        ({"question": "   "}, "empty_question"),
+        ({"question": "x" * 2001}, "question_too_long"),
+        ({"questio": "typo"}, "invalid_request"),
+        ({"question": 42}, "invalid_request"),
+    ],
+)
+async def test_bad_input_gets_a_4xx_json_error(
+    client: httpx.AsyncClient, payload: dict, code: str
+) -> None:
+    response = await client.post("/v1/ask", json=payload)
+    assert 400 <= response.status_code < 500
+    assert response.json()["code"] == code
+    assert response.json()["message"]
+
+
+async def test_a_malformed_body_gets_a_4xx_json_error(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/v1/ask", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid_request"
+
+
+async def test_health_readiness_and_docs_are_served(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/healthz")).json() == {"status": "ok"}
+    ready = await client.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["postgres"] == "ok"
+    assert "/v1/ask" in (await client.get("/openapi.json")).json()["paths"]
+
+
+async def test_one_question_is_one_trace_through_all_five_services(
+    client: httpx.AsyncClient, span_capture: OtlpCapture
+) -> None:
+    body = await ask(client, "Alphabet total assets 2023")
+    services = {f"finq-{stage.value}" for stage in Stage}
+
+    spans = span_capture.wait_for(
+        lambda spans: services <= {s.service for s in spans if s.trace_id == body["trace_id"]}
+    )
+    trace = [s for s in spans if s.trace_id == body["trace_id"]]
+    consumers = [s for s in trace if s.name.startswith("process ")]
+    assert {s.service for s in consumers} == services - {"finq-gateway"}
+    for span in consumers:
+        assert span.attributes["messaging.system"] == "nats"
+        assert span.attributes["messaging.destination.name"].startswith("finq.v1.")
+        assert span.parent_span_id, "each stage continues the sender's trace"
+    producers = [s for s in trace if s.name.startswith("send ")]
+    assert {s.service for s in producers} == services
+
+
+async def test_two_replicas_of_a_stage_share_its_work_and_handle_each_message_once(
+    finq: RunningFinq, client: httpx.AsyncClient, span_capture: OtlpCapture
+) -> None:
+    waiting_before = await pull_requests_waiting(finq, Stage.TOOLS)
+    second = finq.supervisor.add_replica(Stage.TOOLS)
+    try:
+        # The new replica is consuming once its pull requests wait at the server.
+        await wait_until(lambda: pull_requests_waiting(finq, Stage.TOOLS, more_than=waiting_before))
+        questions = [q for q, _, _ in FIGURE_QUESTIONS] * 5
+        bodies = await asyncio.gather(*(ask(client, q) for q in questions))
+        request_ids = {b["request_id"] for b in bodies}
+        trace_ids = {b["trace_id"] for b in bodies}
+
+        def tools_spans(spans: list) -> list:
+            return [
+                s
+                for s in spans
+                if s.service == "finq-tools"
+                and s.name.startswith("process ")
+                and s.trace_id in trace_ids
+            ]
+
+        spans = span_capture.wait_for(lambda spans: len(tools_spans(spans)) >= len(bodies))
+        handled = tools_spans(spans)
+        assert sorted(s.attributes["finq.request_id"] for s in handled) == sorted(request_ids)
+        assert len({s.instance for s in handled}) == 2, "both replicas must have done work"
+    finally:
+        assert second.process is not None
+        second.process.send_signal(signal.SIGTERM)
+        second.process.wait(15)
+        finq.supervisor.services.remove(second)
+
+
+async def test_a_question_survives_its_stage_being_killed_mid_flight(
+    finq: RunningFinq, client: httpx.AsyncClient
+) -> None:
+    supervisor: Supervisor = finq.supervisor
+    answerer = supervisor.find(Stage.ANSWERER)
+    assert answerer.process is not None
+    # Frozen, the answerer still receives the message it pulled but cannot ack it.
+    os.kill(answerer.process.pid, signal.SIGSTOP)
+    asking = asyncio.ensure_future(ask(client, "What was Apple's revenue in fiscal 2023?"))
+    try:
+        await wait_until(lambda: unacked(finq, Stage.ANSWERER))
+        os.kill(answerer.process.pid, signal.SIGKILL)
+        answerer.process.wait(10)
+        await wait_until(lambda: bool(supervisor.restart_crashed()))
+        body = await asyncio.wait_for(asking, timeout=45)
+    finally:
+        if not asking.done():
+            asking.cancel()
+    assert answerer.restarts == 1
+    assert "$383.3 billion" in body["answer"]
+    assert body["validation"]["passed"]
+
+
+async def pull_requests_waiting(
+    finq: RunningFinq, stage: Stage, more_than: int | None = None
+) -> int | bool:
+    nc = await nats.connect(finq.servers.nats.url)
+    try:
+        info = await nc.jetstream().consumer_info(STREAM, durable_name(stage))
+        return info.num_waiting if more_than is None else info.num_waiting > more_than
+    finally:
+        await nc.close()
+
+
+async def unacked(finq: RunningFinq, stage: Stage) -> bool:
+    """Whether the stage's consumer has a message delivered and not yet acked."""
+    nc = await nats.connect(finq.servers.nats.url)
+    try:
+        info = await nc.jetstream().consumer_info(STREAM, durable_name(stage))
+        return info.num_ack_pending >= 1
+    finally:
+        await nc.close()
