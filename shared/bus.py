@@ -316,6 +316,11 @@ class StageConsumer:
             ):
                 span.set_attribute("finq.request_id", envelope.request_id)
                 span.set_attribute("finq.attempt", envelope.attempt)
+                if envelope.expired():
+                    # Nobody waits for it any more; working on it would only delay live requests.
+                    log.warning("deadline passed; dropped", deadline=envelope.deadline.isoformat())
+                    await msg.ack()
+                    return
                 started = time.perf_counter()
                 try:
                     output = await self.handler(envelope)

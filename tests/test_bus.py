@@ -225,3 +225,21 @@ async def _redelivered(nc: NatsClient) -> bool:
     durable = subjects.durable_name(Stage.ROUTER)
     info = await nc.jetstream().consumer_info(subjects.STREAM, durable)
     return info.num_redelivered > 0
+
+
+async def test_a_message_past_its_deadline_is_acked_without_work(nc: NatsClient) -> None:
+    calls = 0
+
+    async def handler(envelope: Envelope[Any]) -> bus.Forward:
+        nonlocal calls
+        calls += 1
+        return route_for(envelope)
+
+    consumer, _ = router_consumer(nc, handler)
+    publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
+    expired = question("late").model_copy(update={"deadline": new_deadline(-1)})
+    async with running(consumer):
+        await publisher.publish(subjects.QUESTION_ASKED, expired)
+        await wait_until(lambda: _acked(nc, Stage.ROUTER))
+    assert calls == 0
+    assert await stream_count(nc, subjects.ROUTE_DECIDED) == 0

@@ -10,6 +10,7 @@ import httpx
 import nats
 import pytest
 
+from services.control.servers import free_port
 from services.control.supervisor import Supervisor
 from shared.subjects import STREAM, Stage, durable_name
 from tests.conftest import RunningFinq
@@ -177,7 +178,7 @@ async def test_two_replicas_of_a_stage_share_its_work_and_handle_each_message_on
     finally:
         assert second.process is not None
         second.process.send_signal(signal.SIGTERM)
-        second.process.wait(15)
+        assert second.process.wait(15) == 0, "a stage drains and exits cleanly on SIGTERM"
         finq.supervisor.services.remove(second)
 
 
@@ -223,3 +224,41 @@ async def unacked(finq: RunningFinq, stage: Stage) -> bool:
         return info.num_ack_pending >= 1
     finally:
         await nc.close()
+
+
+async def test_a_question_not_answered_by_its_deadline_gets_a_504_json_error(
+    finq: RunningFinq,
+) -> None:
+    gateway = finq.supervisor.add_replica(
+        Stage.GATEWAY,
+        env={"FINQ_GATEWAY_PORT": str(port := free_port()), "FINQ_GATEWAY_DEADLINE_SECONDS": "1"},
+    )
+    router = finq.supervisor.find(Stage.ROUTER)
+    assert router.process is not None
+    url = f"http://127.0.0.1:{port}"
+    try:
+        await wait_until(lambda: gateway_ready(url))
+        os.kill(router.process.pid, signal.SIGSTOP)
+        try:
+            async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+                response = await http.post("/v1/ask", json={"question": "Apple revenue 2023"})
+        finally:
+            os.kill(router.process.pid, signal.SIGCONT)
+        assert response.status_code == 504
+        assert response.json()["code"] == "deadline_exceeded"
+        assert "request" in response.json()["message"]
+    finally:
+        assert gateway.process is not None
+        gateway.process.send_signal(signal.SIGTERM)
+        # uvicorn shuts down gracefully, then re-raises the signal it caught.
+        assert gateway.process.wait(15) in (0, -signal.SIGTERM)
+        assert "Application shutdown complete" in gateway.log_path.read_text()
+        finq.supervisor.services.remove(gateway)
+
+
+async def gateway_ready(url: str) -> bool:
+    try:
+        async with httpx.AsyncClient(base_url=url, timeout=2) as http:
+            return (await http.get("/readyz")).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -95,10 +95,14 @@ class Supervisor:
                 return service
         raise KeyError(f"{stage.value}-{replica}")
 
-    def add_replica(self, stage: Stage) -> ServiceProcess:
+    def add_replica(self, stage: Stage, env: Mapping[str, str] | None = None) -> ServiceProcess:
+        """One more process of a stage, optionally with settings of its own."""
         replica = sum(1 for s in self.services if s.stage == stage)
         service = ServiceProcess(
-            stage, replica, self.log_dir / f"{stage.value}-{replica}.log", self.env
+            stage,
+            replica,
+            self.log_dir / f"{stage.value}-{replica}.log",
+            {**self.env, **(env or {})},
         )
         service.start()
         self.services.append(service)
