@@ -1,0 +1,140 @@
+"""Loading data into real PostgreSQL, and the metrics tool reading it back in one round-trip."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import asyncpg
+import pytest
+
+from services.control.cli import prepare_database
+from services.ingest.dataset import (
+    DEFAULT_DATASET_DIR,
+    ingest_companyfacts_files,
+    load_dataset,
+    read_dataset,
+)
+from services.tools.financial_metrics import get_financial_metrics
+from shared.db import migrate
+from shared.tool_schemas import GetFinancialMetricsArgs
+from tests.conftest import Servers
+from tests.helpers import require_shared_data
+
+
+@pytest.fixture
+async def database(servers: Servers, request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    """A database of this test's own on the session's server, dropped afterwards."""
+    name = f"t_{request.node.name[:40].lower()}".replace("[", "_").replace("]", "_")
+    admin = await asyncpg.connect(servers.postgres.dsn.rsplit("/", 1)[0] + "/postgres")
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        dsn = servers.postgres.dsn.rsplit("/", 1)[0] + f"/{name}"
+        await prepare_database(dsn, load_default=False)
+        yield dsn
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+async def test_migrations_are_applied_once_and_recorded(database: str) -> None:
+    assert await migrate(database) == []
+    conn = await asyncpg.connect(database)
+    try:
+        versions = [r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")]
+        assert versions == ["001_core"]
+        assert await conn.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'vector'")
+    finally:
+        await conn.close()
+
+
+async def test_loading_the_bundled_dataset_twice_changes_nothing_the_second_time(
+    database: str,
+) -> None:
+    dataset = read_dataset(DEFAULT_DATASET_DIR)
+    conn = await asyncpg.connect(database)
+    try:
+        first = await load_dataset(conn, dataset)
+        second = await load_dataset(conn, dataset)
+        stored = await conn.fetchval("SELECT count(*) FROM metric_values")
+    finally:
+        await conn.close()
+    assert first["metric_values"] == len(dataset.values) == stored
+    assert first["metric_values_changed"] == len(dataset.values)
+    assert second["metric_values_changed"] == 0
+
+
+class CountingFetcher:
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+        self.round_trips = 0
+
+    async def fetch(self, query: str, *args: Any) -> Sequence[Any]:
+        self.round_trips += 1
+        return await self.conn.fetch(query, *args)
+
+
+async def test_many_companies_metrics_and_years_come_back_in_one_round_trip(
+    database: str,
+) -> None:
+    conn = await asyncpg.connect(database)
+    try:
+        await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+        fetcher = CountingFetcher(conn)
+        result = await get_financial_metrics(
+            fetcher,
+            GetFinancialMetricsArgs(
+                symbols=["AAPL", "NVDA"],
+                metrics=["revenue", "net_income"],
+                fiscal_years=[2023, 2024, 2031],
+            ),
+        )
+    finally:
+        await conn.close()
+    assert fetcher.round_trips == 1
+    assert len(result.facts) == 8
+    apple_2023 = next(
+        f for f in result.facts if (f.symbol, f.metric, f.fiscal_year) == ("AAPL", "revenue", 2023)
+    )
+    assert apple_2023.value == 383_285_000_000
+    source = next(s for s in result.sources if s.source_id == apple_2023.source_id)
+    assert source.accession == "0000320193-23-000106"
+    assert source.form == "10-K"
+    assert source.xbrl_tag == "RevenueFromContractWithCustomerExcludingAssessedTax"
+    # The year not held is named, with the years that are.
+    assert len(result.missing) == 4
+    assert all("fiscal 2031" in item and "held: fiscal" in item for item in result.missing)
+
+
+async def test_without_years_each_metric_comes_back_for_its_latest_year(database: str) -> None:
+    conn = await asyncpg.connect(database)
+    try:
+        await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+        latest = await conn.fetchval(
+            "SELECT max(fiscal_year) FROM metric_values WHERE symbol='AAPL' AND metric='revenue'"
+        )
+        result = await get_financial_metrics(
+            conn, GetFinancialMetricsArgs(symbols=["AAPL"], metrics=["revenue"])
+        )
+    finally:
+        await conn.close()
+    assert [f.fiscal_year for f in result.facts] == [latest]
+    assert result.missing == []
+
+
+async def test_ingesting_a_companyfacts_file_stores_it_with_provenance(database: str) -> None:
+    path = require_shared_data("sec", "companyfacts", "CIK0001045810.json")
+    conn = await asyncpg.connect(database)
+    try:
+        counts = await ingest_companyfacts_files(conn, [path])
+        row = await conn.fetchrow(
+            "SELECT value, period_end, form, accession, xbrl_tag, provenance FROM metric_values "
+            "WHERE symbol = 'NVDA' AND metric = 'revenue' AND fiscal_year = 2025"
+        )
+    finally:
+        await conn.close()
+    assert counts["metric_values"] > 100
+    assert row["value"] == 130_497_000_000
+    assert str(row["period_end"]) == "2025-01-26"
+    assert row["form"] == "10-K"
+    assert row["provenance"] == f"xbrl:us-gaap:{row['xbrl_tag']}"
