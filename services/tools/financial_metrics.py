@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from shared.metric_catalog import METRICS_BY_ID
-
 from shared.contracts import Fact, Source, ToolResult
+from shared.metric_catalog import METRICS_BY_ID
 from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
 
 # The rows asked for, plus one summary row per (symbol, metric) held, so that a
