@@ -6,9 +6,12 @@ import asyncio
 import inspect
 import os
 from collections.abc import Awaitable, Callable
+from datetime import date
 from pathlib import Path
 
 import pytest
+
+from shared.contracts import Fact
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,3 +42,29 @@ async def wait_until(
             if outcome:
                 return
             await asyncio.sleep(every)
+
+
+def make_fact(
+    value: float,
+    *,
+    year: int = 2023,
+    period_end: date = date(2023, 9, 30),
+    company: str = "Apple",
+    symbol: str = "AAPL",
+    metric: str = "revenue",
+    unit: str = "USD",
+    source_id: str | None = None,
+) -> Fact:
+    """A fetched fact as the tools service would send it."""
+    return Fact(
+        symbol=symbol,
+        company=company,
+        metric=metric,
+        metric_label=metric.replace("_", " "),
+        period=f"FY{year}",
+        fiscal_year=year,
+        period_end=period_end,
+        value=value,
+        unit=unit,
+        source_id=source_id or f"sec:{symbol}:{metric}:{year}",
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 import pytest
 
@@ -14,34 +15,14 @@ from services.answerer.formatting import (
     possessive,
 )
 from shared.contracts import Fact, Source
+from tests.helpers import make_fact
 
 APPLE_ACCESSION = "0000320193-23-000106"
 APPLE_TAG = "us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax"
 
 
-def fact(
-    value: float,
-    *,
-    company: str = "Apple",
-    symbol: str = "AAPL",
-    metric: str = "revenue",
-    year: int = 2023,
-    period_end: date = date(2023, 9, 30),
-    unit: str = "USD",
-    source_id: str = "sec:apple-fy2023-revenue",
-) -> Fact:
-    return Fact(
-        symbol=symbol,
-        company=company,
-        metric=metric,
-        metric_label=metric.replace("_", " "),
-        period=f"FY{year}",
-        fiscal_year=year,
-        period_end=period_end,
-        value=value,
-        unit=unit,
-        source_id=source_id,
-    )
+def fact(value: float, *, source_id: str = "sec:apple-fy2023-revenue", **fields: Any) -> Fact:
+    return make_fact(value, source_id=source_id, **fields)
 
 
 def source(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 import pytest
 
@@ -10,34 +11,14 @@ from services.answerer.formatting import compose_metric_answer
 from services.validator.checking import check_answer
 from services.validator.numbers import extract_dates, extract_numbers, extract_years
 from shared.contracts import Citation, Fact, Source, Validation
+from tests.helpers import make_fact
 
 APPLE_2023_ACCESSION = "0000320193-23-000106"
 APPLE_2024_ACCESSION = "0000320193-24-000123"
 
 
-def fact(
-    value: float,
-    *,
-    year: int,
-    period_end: date,
-    company: str = "Apple",
-    symbol: str = "AAPL",
-    metric: str = "revenue",
-    unit: str = "USD",
-    source_id: str | None = None,
-) -> Fact:
-    return Fact(
-        symbol=symbol,
-        company=company,
-        metric=metric,
-        metric_label=metric.replace("_", " "),
-        period=f"FY{year}",
-        fiscal_year=year,
-        period_end=period_end,
-        value=value,
-        unit=unit,
-        source_id=source_id or f"sec:{symbol}:{metric}:{year}",
-    )
+def fact(value: float, *, year: int, period_end: date, **fields: Any) -> Fact:
+    return make_fact(value, year=year, period_end=period_end, **fields)
 
 
 def source(source_id: str, accession: str, tag: str, filed: date) -> Source:
