@@ -45,6 +45,8 @@ MSG_ID_HEADER = "Nats-Msg-Id"
 # Repeated publishes of one Nats-Msg-Id within this window are dropped by the server.
 DUPLICATE_WINDOW_SECONDS = 300.0
 DEAD_LETTER_MAX_AGE_SECONDS = 14 * 24 * 3600.0
+# Longer than any request's deadline; past it a stage message is of no use to anyone.
+STAGE_MESSAGE_MAX_AGE_SECONDS = 24 * 3600.0
 
 
 class TransientError(Exception):
@@ -67,23 +69,30 @@ async def connect(url: str, name: str) -> NatsClient:
 
 
 async def ensure_streams(js: JetStreamContext) -> None:
-    """Create (or bring up to date) the work stream and the dead-letter stream."""
-    work = StreamConfig(
-        name=subjects.STREAM,
-        subjects=list(subjects.STAGE_SUBJECTS),
-        # One consumer per subject, each message removed once its stage acks it.
-        retention=RetentionPolicy.WORK_QUEUE,
-        storage=StorageType.FILE,
-        duplicate_window=DUPLICATE_WINDOW_SECONDS,
+    """Create (or bring up to date) the stage streams and the dead-letter stream."""
+    configs = [
+        StreamConfig(
+            name=stream,
+            subjects=[subject],
+            # Limits retention: an ack updates the consumer's state instead of
+            # deleting (and fsyncing the deletion of) the message; messages age out.
+            retention=RetentionPolicy.LIMITS,
+            max_age=STAGE_MESSAGE_MAX_AGE_SECONDS,
+            storage=StorageType.FILE,
+            duplicate_window=DUPLICATE_WINDOW_SECONDS,
+        )
+        for subject, stream in subjects.STAGE_STREAMS.items()
+    ]
+    configs.append(
+        StreamConfig(
+            name=subjects.DEAD_LETTER_STREAM,
+            subjects=[f"{subjects.DEAD_LETTER_PREFIX}.>"],
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            max_age=DEAD_LETTER_MAX_AGE_SECONDS,
+        )
     )
-    dead = StreamConfig(
-        name=subjects.DEAD_LETTER_STREAM,
-        subjects=[f"{subjects.DEAD_LETTER_PREFIX}.>"],
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        max_age=DEAD_LETTER_MAX_AGE_SECONDS,
-    )
-    for config in (work, dead):
+    for config in configs:
         try:
             await js.add_stream(config)
         except BadRequestError:
@@ -166,10 +175,10 @@ async def ensure_consumer(
         max_waiting=512,
     )
     try:
-        await js.add_consumer(subjects.STREAM, config)
+        await js.add_consumer(subjects.input_stream(stage), config)
     except BadRequestError:
         # The durable exists with other settings: bring it up to date.
-        await js.add_consumer(subjects.STREAM, config)
+        await js.add_consumer(subjects.input_stream(stage), config)
     return durable
 
 
@@ -210,33 +219,34 @@ class StageConsumer:
 
     async def run(self) -> None:
         durable = await ensure_consumer(self.js, self.stage, self.options)
-        self._next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{subjects.STREAM}.{durable}"
+        stream = subjects.input_stream(self.stage)
+        self._next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}"
         self._durable = durable
         self._inbox = self.nc.new_inbox()
-        sub = await self.nc.subscribe(self._inbox, pending_msgs_limit=65536)
         self._last_seen = time.monotonic()
         envelope_type = self.envelope_type
-        try:
-            async with asyncio.TaskGroup() as tasks:
+        async with asyncio.TaskGroup() as tasks:
+            # A callback rather than next_msg(): next_msg() costs a future, a timeout
+            # and a task per message, which showed up as the largest part of a hop.
+            async def on_message(msg: Msg) -> None:
+                self._last_seen = time.monotonic()
+                if self._is_status(msg) or self._stopping.is_set():
+                    return
+                self._pending = max(0, self._pending - 1)
+                self._in_flight[msg.reply] = (msg, self._last_seen)
+                tasks.create_task(self._handle(msg, envelope_type))
+
+            sub = await self.nc.subscribe(self._inbox, cb=on_message, pending_msgs_limit=65536)
+            try:
                 tasks.create_task(self._watchdog())
                 tasks.create_task(self._refill_loop())
                 await self._request_more()
-                while not self._stopping.is_set():
-                    try:
-                        msg = await sub.next_msg(timeout=1.0)
-                    except TimeoutError:
-                        continue
-                    self._last_seen = time.monotonic()
-                    if self._is_status(msg):
-                        continue
-                    self._pending = max(0, self._pending - 1)
-                    self._in_flight[msg.reply] = (msg, time.monotonic())
-                    tasks.create_task(self._handle(msg, envelope_type))
-                # Drain: no new requests; in-flight tasks finish inside the group.
+                await self._stopping.wait()
+            finally:
+                # Drain: ask for nothing more; in-flight tasks finish inside the group.
+                with contextlib.suppress(Exception):
+                    await sub.unsubscribe()
                 self._wake.set()
-        finally:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
 
     def _is_status(self, msg: Msg) -> bool:
         headers = msg.headers or {}

@@ -44,7 +44,15 @@ STAGE_FAILED = f"{PREFIX}.stage.failed"
 # poison message stays inspectable after its consumer terminated it.
 DEAD_LETTER_PREFIX = f"{PREFIX}.dead"
 
-STREAM = "FINQ_V1"
+# One stream per stage subject: with `sync_interval: always` every stream write is
+# fsynced under that stream's lock, so one shared stream serialized all hops behind
+# one disk flush at a time; four streams flush in parallel.
+STAGE_STREAMS: dict[str, str] = {
+    QUESTION_ASKED: "FINQ_V1_QUESTION_ASKED",
+    ROUTE_DECIDED: "FINQ_V1_ROUTE_DECIDED",
+    TOOLS_COMPLETED: "FINQ_V1_TOOLS_COMPLETED",
+    ANSWER_DRAFTED: "FINQ_V1_ANSWER_DRAFTED",
+}
 DEAD_LETTER_STREAM = "FINQ_V1_DEAD"
 
 
@@ -64,6 +72,11 @@ STAGE_INPUT: dict[Stage, str] = {
     Stage.ANSWERER: TOOLS_COMPLETED,
     Stage.VALIDATOR: ANSWER_DRAFTED,
 }
+
+
+def input_stream(stage: Stage) -> str:
+    """The stream a consuming stage reads from."""
+    return STAGE_STREAMS[STAGE_INPUT[stage]]
 
 
 def durable_name(stage: Stage) -> str:

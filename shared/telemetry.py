@@ -17,6 +17,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanProcessor
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, ParentBased
 from opentelemetry.trace import Span, SpanKind
 
 MESSAGING_SYSTEM = "nats"
@@ -34,10 +35,17 @@ def setup_telemetry(
             "service.instance.id": f"{socket.gethostname()}-{os.getpid()}",
         }
     )
-    provider = TracerProvider(resource=resource)
-    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get(
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-    ):
+    otlp = bool(
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    )
+    # With nowhere to send spans, record none: ids are still made and propagated
+    # (answers carry a trace_id, logs bind it), but no span data is built per message.
+    recording = otlp or extra_processor is not None
+    provider = TracerProvider(
+        resource=resource, sampler=ParentBased(ALWAYS_ON) if recording else ALWAYS_OFF
+    )
+    if otlp:
         # Imported only when used: the exporter pulls in protobuf and requests.
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
@@ -48,8 +56,14 @@ def setup_telemetry(
     return provider
 
 
+_tracer: trace.Tracer | None = None
+
+
 def tracer() -> trace.Tracer:
-    return trace.get_tracer("finq")
+    global _tracer
+    if _tracer is None:
+        _tracer = trace.get_tracer("finq")
+    return _tracer
 
 
 def inject_headers(headers: dict[str, str]) -> dict[str, str]:

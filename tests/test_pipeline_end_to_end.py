@@ -12,7 +12,7 @@ import pytest
 
 from services.control.servers import free_port
 from services.control.supervisor import Supervisor
-from shared.subjects import STREAM, Stage, durable_name
+from shared.subjects import Stage, durable_name, input_stream
 from tests.conftest import RunningFinq
 from tests.helpers import wait_until
 from tests.otlp_capture import OtlpCapture
@@ -210,7 +210,7 @@ async def pull_requests_waiting(
 ) -> int | bool:
     nc = await nats.connect(finq.servers.nats.url)
     try:
-        info = await nc.jetstream().consumer_info(STREAM, durable_name(stage))
+        info = await nc.jetstream().consumer_info(input_stream(stage), durable_name(stage))
         return info.num_waiting if more_than is None else info.num_waiting > more_than
     finally:
         await nc.close()
@@ -220,7 +220,7 @@ async def unacked(finq: RunningFinq, stage: Stage) -> bool:
     """Whether the stage's consumer has a message delivered and not yet acked."""
     nc = await nats.connect(finq.servers.nats.url)
     try:
-        info = await nc.jetstream().consumer_info(STREAM, durable_name(stage))
+        info = await nc.jetstream().consumer_info(input_stream(stage), durable_name(stage))
         return info.num_ack_pending >= 1
     finally:
         await nc.close()
