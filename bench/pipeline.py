@@ -531,7 +531,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--client",
         choices=("shared", "per-worker"),
-        default="shared",
+        # httpcore's shared pool spends CPU per pooled connection on every request
+        # (encode/httpcore#1035), which made the load generator the bottleneck at 64.
+        default="per-worker",
         help="shared: one httpx.AsyncClient with a pool of N keep-alive connections; "
         "per-worker: N one-connection clients (httpcore's pool costs CPU per connection)",
     )

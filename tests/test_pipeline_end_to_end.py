@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 
+import asyncpg
 import httpx
 import nats
 import pytest
@@ -262,3 +263,36 @@ async def gateway_ready(url: str) -> bool:
             return (await http.get("/readyz")).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+async def test_a_stored_question_that_was_never_published_is_answered_after_a_gateway_start(
+    finq: RunningFinq,
+) -> None:
+    # As if a gateway crashed between writing the question and publishing it.
+    request_id = f"orphan-{os.getpid()}"
+    conn = await asyncpg.connect(finq.servers.postgres.dsn)
+    try:
+        await conn.execute(
+            "INSERT INTO questions (request_id, conversation_id, user_id, question, deadline) "
+            "VALUES ($1, 'c-orphan', 'anonymous', 'Alphabet net income 2023', "
+            "now() + interval '1 minute')",
+            request_id,
+        )
+        gateway = finq.supervisor.add_replica(
+            Stage.GATEWAY, env={"FINQ_GATEWAY_PORT": str(free_port())}
+        )
+        try:
+            await wait_until(lambda: answered(conn, request_id), within=30)
+        finally:
+            assert gateway.process is not None
+            gateway.process.send_signal(signal.SIGTERM)
+            gateway.process.wait(15)
+            finq.supervisor.services.remove(gateway)
+        answer = await conn.fetchval("SELECT answer FROM answers WHERE request_id = $1", request_id)
+    finally:
+        await conn.close()
+    assert "$73.8 billion" in answer
+
+
+async def answered(conn: asyncpg.Connection, request_id: str) -> bool:
+    return bool(await conn.fetchval("SELECT 1 FROM answers WHERE request_id = $1", request_id))

@@ -230,6 +230,9 @@ async def ask_question(
 ) -> AskResponse:
     request_id = uuid.uuid4().hex
     trace_id = current_trace_id()
+    structlog.contextvars.bind_contextvars(
+        request_id=request_id, stage=subjects.Stage.GATEWAY.value, trace_id=trace_id
+    )
     envelope = Envelope[QuestionAsked](
         request_id=request_id,
         conversation_id=conversation_id or uuid.uuid4().hex,
