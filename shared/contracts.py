@@ -43,6 +43,10 @@ class Source(Contract):
     xbrl_tag: str | None = None
     filed: date | None = None
     url: str | None = None
+    # The period a filing covers, so answers that name it can be checked.
+    fiscal_year: int | None = None
+    fiscal_quarter: int | None = None
+    period_end: date | None = None
 
 
 class Fact(Contract):
@@ -51,7 +55,8 @@ class Fact(Contract):
     metric: str
     metric_label: str
     period: str  # "FY2023"
-    period_type: Literal["annual", "quarterly", "ttm"] = "annual"
+    # Prices: "daily" for one day's figure, "range" for a figure over a window of days.
+    period_type: Literal["annual", "quarterly", "ttm", "daily", "range"] = "annual"
     fiscal_year: int
     fiscal_quarter: int | None = None
     period_start: date | None = None
@@ -79,7 +84,7 @@ class ToolResult(Contract):
 # --- payloads, one per hop --------------------------------------------------------
 
 
-Intent = Literal["metric_lookup", "clarify"]
+Intent = Literal["metric_lookup", "price", "filings", "clarify"]
 
 
 class QuestionAsked(Contract):

@@ -7,26 +7,57 @@ with arguments that did not pass here.
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from datetime import date
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 from shared.metric_catalog import METRICS_BY_ID
 
 GET_FINANCIAL_METRICS = "get_financial_metrics"
+GET_PRICES = "get_prices"
+GET_RECENT_FILINGS = "get_recent_filings"
 
 Symbol = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z.\-]{0,9}$")]
 FiscalYear = Annotated[int, Field(ge=1900, le=2100)]
+_FORM = re.compile(r"^[A-Z0-9][A-Z0-9 \-/]{0,19}$")
+_UNDASHED_FORM = re.compile(r"^(\d+)([A-Z]+(?:/A)?)$")
 
 
 class GetFinancialMetricsArgs(BaseModel):
-    """Annual figures of companies; no fiscal_years means each figure's latest year held."""
+    """Figures of companies for fiscal periods.
+
+    Periods are chosen by `fiscal_years` (and, for quarters, `fiscal_quarters`), or by
+    `last` (the latest N periods held of each figure); with neither, each figure's
+    latest period held.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     symbols: list[Symbol] = Field(min_length=1, max_length=10)
     metrics: list[str] = Field(min_length=1, max_length=20)
+    period: Literal["annual", "quarterly", "ttm"] = "annual"
     fiscal_years: list[FiscalYear] | None = Field(default=None, min_length=1, max_length=30)
+    fiscal_quarters: list[Annotated[int, Field(ge=1, le=4)]] | None = Field(
+        default=None, min_length=1, max_length=4
+    )
+    last: int | None = Field(default=None, ge=1, le=40)
+
+    @model_validator(mode="after")
+    def periods_are_chosen_one_way(self) -> GetFinancialMetricsArgs:
+        if self.last is not None and self.fiscal_years is not None:
+            raise ValueError("give fiscal_years or last, not both")
+        if self.fiscal_quarters is not None and self.period == "annual":
+            raise ValueError("fiscal_quarters needs period quarterly or ttm")
+        return self
 
     @field_validator("metrics")
     @classmethod
@@ -37,6 +68,60 @@ class GetFinancialMetricsArgs(BaseModel):
         return metrics
 
 
+class GetPricesArgs(BaseModel):
+    """Daily closes of one company between two days, both included.
+
+    With neither day, the last 30 trading days held; with only `end`, the 30 trading
+    days up to it; with only `start`, everything from it to the last day held.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    symbol: Symbol
+    start: date | None = None
+    end: date | None = None
+
+    @model_validator(mode="after")
+    def start_is_not_after_end(self) -> GetPricesArgs:
+        if self.start is not None and self.end is not None and self.start > self.end:
+            raise ValueError(f"start {self.start} is after end {self.end}")
+        return self
+
+
+class GetRecentFilingsArgs(BaseModel):
+    """A company's SEC filings, newest first.
+
+    `forms` names SEC form types ("10-K", "10-Q", "8-K", "DEF 14A", "10-K/A"); an
+    amendment is its own form, so "10-K" does not bring 10-K/As. `fiscal_year` selects
+    periodic reports (10-K, 10-Q, 20-F, 40-F) by the fiscal year they cover: other forms
+    have no fiscal year and never match it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    symbol: Symbol
+    forms: list[str] | None = Field(default=None, min_length=1, max_length=20)
+    fiscal_year: FiscalYear | None = None
+    limit: int = Field(default=10, ge=1, le=100)
+
+    @field_validator("forms")
+    @classmethod
+    def forms_are_spelled_as_sec_does(cls, forms: list[str] | None) -> list[str] | None:
+        if forms is None:
+            return None
+        spelled: list[str] = []
+        for raw in forms:
+            form = " ".join(raw.upper().split())
+            # "10K" and "8k" are how people write them; EDGAR writes "10-K" and "8-K".
+            form = _UNDASHED_FORM.sub(r"\1-\2", form)
+            if not _FORM.match(form):
+                raise ValueError(f"not an SEC form type: {raw!r}")
+            spelled.append(form)
+        return list(dict.fromkeys(spelled))
+
+
 TOOL_ARGUMENTS: dict[str, type[BaseModel]] = {
     GET_FINANCIAL_METRICS: GetFinancialMetricsArgs,
+    GET_PRICES: GetPricesArgs,
+    GET_RECENT_FILINGS: GetRecentFilingsArgs,
 }

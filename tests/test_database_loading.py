@@ -16,7 +16,7 @@ from services.ingest.dataset import (
     read_dataset,
 )
 from services.tools.financial_metrics import get_financial_metrics
-from shared.db import migrate
+from shared.db import list_migrations, migrate
 from shared.tool_schemas import GetFinancialMetricsArgs
 from tests.conftest import Servers
 from tests.helpers import require_shared_data
@@ -42,7 +42,8 @@ async def test_migrations_are_applied_once_and_recorded(database: str) -> None:
     conn = await asyncpg.connect(database)
     try:
         versions = [r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")]
-        assert versions == ["001_core"]
+        assert versions == [m.version for m in list_migrations()]
+        assert versions[0] == "001_core"
         assert await conn.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'vector'")
     finally:
         await conn.close()
@@ -111,7 +112,8 @@ async def test_without_years_each_metric_comes_back_for_its_latest_year(database
     try:
         await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
         latest = await conn.fetchval(
-            "SELECT max(fiscal_year) FROM metric_values WHERE symbol='AAPL' AND metric='revenue'"
+            "SELECT max(fiscal_year) FROM metric_values "
+            "WHERE symbol='AAPL' AND metric='revenue' AND period_type='annual'"
         )
         result = await get_financial_metrics(
             conn, GetFinancialMetricsArgs(symbols=["AAPL"], metrics=["revenue"])

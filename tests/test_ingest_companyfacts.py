@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from services.ingest.build_default_dataset import build
+from services.ingest.build_default_dataset import build_dataset
 from services.ingest.companyfacts import (
     CompanyRecord,
     IngestError,
@@ -79,7 +79,8 @@ def companyfacts(tags: dict[str, list[dict[str, Any]]], unit: str = "USD") -> di
 
 
 def values_of(records: list[MetricValueRecord], metric: str) -> dict[int, MetricValueRecord]:
-    return {r.fiscal_year: r for r in records if r.metric == metric}
+    """The annual values of a metric by fiscal year (quarters: tests/test_ingest_quarters.py)."""
+    return {r.fiscal_year: r for r in records if r.metric == metric and r.period_type == "annual"}
 
 
 @cache
@@ -302,7 +303,8 @@ def test_only_annual_10_k_periods_are_taken() -> None:
             ],
         }
     )
-    records = parse_companyfacts(doc, "EX")
+    # The three-month 10-K fact is a reported Q4 (tests/test_ingest_quarters.py), no year.
+    records = [r for r in parse_companyfacts(doc, "EX") if r.period_type == "annual"]
     assert [(r.metric, r.fiscal_year, r.value) for r in records] == [
         ("revenue", 2021, 100),
         ("total_assets", 2021, 500),
@@ -476,12 +478,14 @@ def test_dataset_round_trip_is_exact(tmp_path: Path) -> None:
 
 def test_the_committed_default_dataset_reads_back() -> None:
     dataset = read_dataset(DEFAULT_DATASET_DIR)
-    assert {c.symbol for c in dataset.companies} == {"AAPL", "GOOGL", "NVDA", "TSLA"}
+    # AMZN and FB are held for their prices only; MSFT for its prices and filings.
+    symbols = {c.symbol for c in dataset.companies}
+    assert symbols == {"AAPL", "AMZN", "FB", "GOOGL", "MSFT", "NVDA", "TSLA"}
     assert dataset.metrics == CATALOG
     [fy2023] = [
         v
         for v in dataset.values
-        if (v.symbol, v.metric, v.fiscal_year) == ("AAPL", "revenue", 2023)
+        if (v.symbol, v.metric, v.period_type, v.fiscal_year) == ("AAPL", "revenue", "annual", 2023)
     ]
     assert fy2023.value == 383_285_000_000
     assert fy2023.accession == "0000320193-23-000106"
@@ -494,8 +498,7 @@ def test_the_committed_default_dataset_reads_back() -> None:
 
 def test_the_default_dataset_is_what_the_builder_produces(tmp_path: Path) -> None:
     source = require_shared_data("sec")
-    companies, values, sources = build(source)
-    write_dataset(tmp_path, companies, values, sources=sources)
+    build_dataset(source, require_shared_data("prices"), tmp_path)
     committed = sorted(p.name for p in DEFAULT_DATASET_DIR.iterdir())
     assert sorted(p.name for p in tmp_path.iterdir()) == committed
     for name in committed:

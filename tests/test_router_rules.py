@@ -60,12 +60,21 @@ def test_metric_questions_become_a_validated_plan(
     question: str, symbols: list[str], metrics: list[str], years: list[int]
 ) -> None:
     arguments = plan(question)
-    assert arguments == {"symbols": symbols, "metrics": metrics, "fiscal_years": years}
+    assert arguments == {
+        "symbols": symbols,
+        "metrics": metrics,
+        "period": "annual",
+        "fiscal_years": years,
+    }
     GetFinancialMetricsArgs.model_validate(arguments)
 
 
 def test_a_question_without_a_year_asks_for_the_latest_year_held() -> None:
-    assert plan("What is Apple's net income?") == {"symbols": ["AAPL"], "metrics": ["net_income"]}
+    assert plan("What is Apple's net income?") == {
+        "symbols": ["AAPL"],
+        "metrics": ["net_income"],
+        "period": "annual",
+    }
 
 
 def test_longer_metric_phrases_win_over_the_words_inside_them() -> None:
@@ -129,3 +138,81 @@ def test_a_year_outside_the_schema_gets_a_clarifying_answer_not_a_failure() -> N
     assert route.intent == "clarify"
     assert route.clarifying_question is not None
     assert "could not look that up" in route.clarifying_question
+
+
+@pytest.mark.parametrize(
+    ("question", "arguments"),
+    [
+        (
+            "AAPL stock price in 2023",
+            {"symbol": "AAPL", "start": "2023-01-01", "end": "2023-12-31"},
+        ),
+        (
+            "How did Apple's share price change from 2020 to 2022?",
+            {"symbol": "AAPL", "start": "2020-01-01", "end": "2022-12-31"},
+        ),
+        (
+            "What did NVDA close at on 2024-03-01?",
+            {"symbol": "NVDA", "start": "2024-03-01", "end": "2024-03-01"},
+        ),
+        ("Google stock price", {"symbol": "GOOGL"}),
+    ],
+)
+def test_price_questions_plan_a_price_lookup_over_their_window(
+    question: str, arguments: dict
+) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "price", route.clarifying_question
+    assert [call.tool for call in route.tool_calls] == ["get_prices"]
+    assert route.tool_calls[0].arguments == arguments
+
+
+@pytest.mark.parametrize(
+    ("question", "arguments"),
+    [
+        (
+            "When did Apple file its fiscal 2023 10-K?",
+            {"symbol": "AAPL", "forms": ["10-K"], "fiscal_year": 2023, "limit": 10},
+        ),
+        ("NVIDIA's recent filings", {"symbol": "NVDA", "limit": 10}),
+        ("Tesla quarterly reports", {"symbol": "TSLA", "forms": ["10-Q"], "limit": 10}),
+    ],
+)
+def test_filing_questions_plan_a_filings_lookup(question: str, arguments: dict) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "filings", route.clarifying_question
+    assert [call.tool for call in route.tool_calls] == ["get_recent_filings"]
+    assert route.tool_calls[0].arguments == arguments
+
+
+def test_a_metric_question_with_a_year_is_not_taken_for_a_price_question() -> None:
+    assert route_question("Apple revenue 2023", DIRECTORY).intent == "metric_lookup"
+    assert route_question("Apple net income in FY2023", DIRECTORY).intent == "metric_lookup"
+
+
+@pytest.mark.parametrize(
+    ("question", "periods"),
+    [
+        (
+            "Apple revenue Q1 FY2025",
+            {"period": "quarterly", "fiscal_quarters": [1], "fiscal_years": [2025]},
+        ),
+        (
+            "NVIDIA third quarter of 2024 net income",
+            {"period": "quarterly", "fiscal_quarters": [3], "fiscal_years": [2024]},
+        ),
+        ("Alphabet fourth-quarter revenue", {"period": "quarterly", "fiscal_quarters": [4]}),
+        ("Apple revenue 2019 through 2023", {"fiscal_years": [2019, 2020, 2021, 2022, 2023]}),
+        ("Tesla net income from FY2018 to FY2020", {"fiscal_years": [2018, 2019, 2020]}),
+        ("Apple revenue over the last three fiscal years", {"last": 3}),
+        ("NVDA quarterly revenue", {"period": "quarterly", "last": 4}),
+        ("NVDA revenue over the past 6 quarters", {"period": "quarterly", "last": 6}),
+        ("Apple TTM revenue", {"period": "ttm"}),
+        ("Apple revenue trailing twelve months", {"period": "ttm"}),
+    ],
+)
+def test_metric_questions_name_their_periods(question: str, periods: dict) -> None:
+    arguments = plan(question)
+    GetFinancialMetricsArgs.model_validate(arguments)
+    del arguments["symbols"], arguments["metrics"]
+    assert arguments == {"period": "annual", **periods}

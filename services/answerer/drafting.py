@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from services.answerer.formatting import compose_metric_answer
+from services.answerer.formatting import (
+    compose_filings_answer,
+    compose_metric_answer,
+    compose_price_answer,
+)
 from shared.contracts import AnswerDrafted, ToolsCompleted
 
 
@@ -21,7 +25,13 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     sources = [source for result in completed.results for source in result.sources]
     missing = [item for result in completed.results for item in result.missing]
     errors = [result.error for result in completed.results if result.error is not None]
-    text, citations = compose_metric_answer(facts, sources, missing)
+    if route.intent == "price":
+        text, citations = compose_price_answer(facts, sources, missing)
+    elif route.intent == "filings":
+        companies = route.entities.get("companies") or route.entities.get("symbols") or [""]
+        text, citations = compose_filings_answer(companies[0], sources, missing)
+    else:
+        text, citations = compose_metric_answer(facts, sources, missing)
     if errors and not facts:
         text = " ".join(f"That request could not be run: {error.message}." for error in errors)
     return AnswerDrafted(

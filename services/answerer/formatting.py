@@ -70,6 +70,8 @@ def format_value(value: float, unit: str) -> str:
         return f"{round(value):,} shares"
     if unit == "x":
         return f"{_fixed(value, 1)}×"
+    if unit == "days":
+        return f"{_fixed(value, 1)} days"
     return f"{_fixed(value, 2)} {unit}"
 
 
@@ -136,8 +138,88 @@ def compose_metric_answer(
         )
         if source is not None and source.source_id not in citations:
             citations[source.source_id] = _citation(fact, source)
-    for item in missing:
-        sentences.append(f"No figure is held for {item.strip().rstrip('.')}.")
+    sentences.extend(_missing_sentences(missing))
     if not sentences:
         sentences.append("No figures were found for this question.")
     return " ".join(sentences), list(citations.values())
+
+
+def _source_citation(source: Source) -> Citation:
+    return Citation(
+        source_id=source.source_id,
+        label=source.label,
+        form=source.form,
+        accession=source.accession,
+        url=source.url,
+    )
+
+
+def _missing_sentences(missing: list[str]) -> list[str]:
+    return [f"No figure is held for {item.strip().rstrip('.')}." for item in missing]
+
+
+def compose_price_answer(
+    facts: list[Fact], sources: list[Source], missing: list[str]
+) -> tuple[str, list[Citation]]:
+    """Closing prices over a window: first and last close, the change, the high and the low.
+
+    The closes are as the source file gives them: adjusted for splits up to its download,
+    not for dividends. The answer says so, because either changes what a close means.
+    """
+    by_metric = {fact.metric: fact for fact in facts}
+    sentences: list[str] = []
+    first, last = by_metric.get("close_first"), by_metric.get("close_last")
+    if first is not None and last is not None:
+        company = possessive(first.company)
+        if first.period_end == last.period_end:
+            sentences.append(
+                f"{company} stock closed at {format_per_share(first.value)} on "
+                f"{first.period_end.isoformat()} (split-adjusted, not dividend-adjusted)."
+            )
+        else:
+            change = by_metric.get("close_change_pct")
+            change_text = (
+                f", a change of {'+' if change.value > 0 else ''}{change.value:.1f}%"
+                if change is not None
+                else ""
+            )
+            sentences.append(
+                f"{company} closing price (split-adjusted, not dividend-adjusted) went from "
+                f"{format_per_share(first.value)} on {first.period_end.isoformat()} to "
+                f"{format_per_share(last.value)} on {last.period_end.isoformat()}{change_text}."
+            )
+            high, low = by_metric.get("close_high"), by_metric.get("close_low")
+            if high is not None and low is not None:
+                sentences.append(
+                    f"Its highest close in that window was {format_per_share(high.value)} on "
+                    f"{high.period_end.isoformat()} and its lowest "
+                    f"{format_per_share(low.value)} on {low.period_end.isoformat()}."
+                )
+    sentences.extend(_missing_sentences(missing))
+    if not sentences:
+        sentences.append("No prices were found for this question.")
+    return " ".join(sentences), [_source_citation(source) for source in sources]
+
+
+def compose_filings_answer(
+    company: str, sources: list[Source], missing: list[str]
+) -> tuple[str, list[Citation]]:
+    """The filings found, newest first, each with its period, filing date and accession."""
+    sentences: list[str] = []
+    if sources:
+        items = []
+        for source in sources:
+            period = ""
+            if source.fiscal_year is not None:
+                quarter = f"Q{source.fiscal_quarter} " if source.fiscal_quarter else ""
+                period = f" for {quarter}fiscal {source.fiscal_year}"
+            if source.period_end is not None:
+                period += f" (period ended {source.period_end.isoformat()})"
+            filed = f", filed {source.filed.isoformat()}" if source.filed else ""
+            items.append(f"{source.form}{period}{filed}, accession {source.accession}")
+        noun = "filing" if len(items) == 1 else "filings"
+        sentences.append(f"{possessive(company)} {noun}: " + "; ".join(items) + ".")
+    sentences.extend(_missing_sentences(missing))
+    if not sentences:
+        sentences.append("No filings were found for this question.")
+    return " ".join(sentences), [_source_citation(source) for source in sources]

@@ -236,6 +236,8 @@ def command_ingest(args: argparse.Namespace, settings: ControlSettings) -> int:
         load_dataset,
         read_dataset,
     )
+    from services.ingest.filings import ingest_submissions_files
+    from services.ingest.prices import ingest_price_files
 
     async def run() -> Any:
         await prepare_database(settings.database_url, load_default=False)
@@ -243,6 +245,11 @@ def command_ingest(args: argparse.Namespace, settings: ControlSettings) -> int:
         try:
             if args.kind == "default":
                 return await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+            if args.kind == "submissions":
+                paths = [Path(p) for p in args.paths]
+                return await ingest_submissions_files(conn, paths, args.symbol)
+            if args.kind == "prices":
+                return await ingest_price_files(conn, [Path(p) for p in args.paths], args.symbol)
             return await ingest_companyfacts_files(conn, [Path(p) for p in args.paths], args.symbol)
         finally:
             await conn.close()
@@ -286,6 +293,18 @@ def build_parser() -> argparse.ArgumentParser:
     facts.add_argument("paths", nargs="+")
     facts.add_argument("--symbol", default=None, help="the ticker, when it cannot be found")
     facts.set_defaults(run=command_ingest)
+    submissions = ingest_kinds.add_parser(
+        "submissions", help="SEC submissions JSON files (the filings list of a company)"
+    )
+    submissions.add_argument("paths", nargs="+")
+    submissions.add_argument("--symbol", default=None, help="the ticker, instead of tickers[0]")
+    submissions.set_defaults(run=command_ingest)
+    prices = ingest_kinds.add_parser(
+        "prices", help="daily price CSVs (Date,Open,High,Low,Close,Adj Close,Volume)"
+    )
+    prices.add_argument("paths", nargs="+")
+    prices.add_argument("--symbol", default=None, help="the ticker, instead of the file name")
+    prices.set_defaults(run=command_ingest)
     ingest_kinds.add_parser("default", help="the bundled default dataset").set_defaults(
         run=command_ingest
     )

@@ -1,16 +1,21 @@
-"""Rebuild the bundled default dataset from SEC JSON files.
+"""Rebuild the bundled default dataset from SEC JSON files and daily price CSVs.
 
-    python -m services.ingest.build_default_dataset [--source ../shared/data/sec] [--output DIR]
+    python -m services.ingest.build_default_dataset [--source ../shared/data/sec]
+        [--prices ../shared/data/prices] [--output DIR]
 
 Parses every `companyfacts/CIK*.json` under the source directory (with the
 matching `submissions/CIK*.json` for ticker, names and fiscal year end) and
-writes `services/ingest/default_dataset/`. Only the derived figures and their
-provenance are written; the source JSON is never copied.
+every `*.csv` under the prices directory, the filings of every
+`submissions/CIK*.json` (older-filings page files included), and writes
+`services/ingest/default_dataset/`. Only the derived figures and their
+provenance are written; the source JSON is never copied. Price rows are kept
+as the source spells them, without the rows the source leaves empty.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -20,12 +25,22 @@ from services.ingest.companyfacts import (
     IngestError,
     MetricValueRecord,
     company_for_companyfacts,
+    company_from_submissions,
     find_submissions,
     normalize_cik,
+    normalize_symbol,
     parse_companyfacts,
     read_json,
 )
 from services.ingest.dataset import DEFAULT_DATASET_DIR, sha256_prefix, write_dataset
+from services.ingest.filings import FilingRecord, read_submissions_files
+from services.ingest.prices import (
+    PRICE_ONLY_NAMES,
+    PriceParse,
+    describe_skipped,
+    parse_price_csv,
+    price_only_company,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,6 +54,11 @@ def default_source() -> Path:
     configured = os.environ.get("FINQ_SHARED_DATA")
     base = Path(configured) if configured else REPO_ROOT.parent / "shared" / "data"
     return base / "sec"
+
+
+def default_prices() -> Path:
+    """`../shared/data/prices` beside the checkout, or `$FINQ_SHARED_DATA/prices`."""
+    return default_source().parent / "prices"
 
 
 def build(source: Path) -> tuple[list[CompanyRecord], list[MetricValueRecord], dict[str, str]]:
@@ -65,17 +85,124 @@ def build(source: Path) -> tuple[list[CompanyRecord], list[MetricValueRecord], d
     return companies, values, sources
 
 
+def submissions_by_symbol(source: Path) -> dict[str, Path]:
+    """The submissions files under a directory of SEC JSON, by the ticker each names first."""
+    found: dict[str, Path] = {}
+    # CIK##########.json only: the "-submissions-001" pages of older filings have no header.
+    for path in sorted((source / "submissions").glob("CIK" + "[0-9]" * 10 + ".json")):
+        tickers = read_json(path).get("tickers") or []
+        if tickers:
+            found[normalize_symbol(tickers[0])] = path
+    return found
+
+
+def price_company(symbol: str, submissions: Path | None) -> CompanyRecord:
+    """The company of a ticker held with prices but no companyfacts.
+
+    A submissions file naming the ticker gives the CIK, SEC name and fiscal year end
+    (../shared/data/sec has one for Microsoft); the names people use come from
+    PRICE_ONLY_NAMES either way.
+    """
+    if submissions is None:
+        return price_only_company(symbol)
+    company = company_from_submissions(read_json(submissions))
+    known = PRICE_ONLY_NAMES.get(symbol)
+    if known is None:
+        return company
+    return dataclasses.replace(
+        company,
+        display_name=known.display_name,
+        aliases=tuple(dict.fromkeys((*company.aliases, *known.aliases))),
+    )
+
+
+def build_prices(
+    prices: Path, source: Path, held: set[str]
+) -> tuple[dict[str, PriceParse], list[CompanyRecord], dict[str, str]]:
+    """Each price file's parse, the companies not in `held`, and {source file: sha256 prefix}.
+
+    Parses are keyed "prices/AAPL.csv", as ../shared/data/SOURCES.md names the files.
+    """
+    paths = sorted(prices.glob("*.csv"))
+    if not paths:
+        raise IngestError(f"no *.csv price files under {prices}")
+    parses: dict[str, PriceParse] = {}
+    companies: list[CompanyRecord] = []
+    sources: dict[str, str] = {}
+    by_symbol = submissions_by_symbol(source)
+    for path in paths:
+        symbol = normalize_symbol(path.stem)
+        data = path.read_bytes()
+        name = f"prices/{path.name}"
+        parses[name] = parse_price_csv(data.decode("utf-8"), symbol, path.name)
+        sources[name] = sha256_prefix(data)
+        if symbol in held:
+            continue
+        submissions = by_symbol.get(symbol)
+        companies.append(price_company(symbol, submissions))
+        if submissions is not None:
+            sources[submissions.resolve().relative_to(source.resolve()).as_posix()] = sha256_prefix(
+                submissions.read_bytes()
+            )
+    return parses, companies, sources
+
+
+def build_filings(
+    source: Path, held: set[str]
+) -> tuple[list[FilingRecord], list[CompanyRecord], dict[str, str]]:
+    """The filings of every `submissions/CIK*.json` (page files included), the companies
+    not in `held` (Microsoft has submissions but no companyfacts), and their sources."""
+    paths = sorted((source / "submissions").glob("CIK*.json"))
+    if not paths:
+        raise IngestError(f"no submissions/CIK*.json under {source}")
+    files = read_submissions_files(paths)
+    # Said, not silently dropped: the forms left out and the older pages not staged.
+    skipped = ", ".join(f"{form} {n}" for form, n in files.skipped.most_common())
+    print(f"filings: skipped forms {skipped}", file=sys.stderr)
+    if files.pages_absent:
+        print(f"filings: pages not staged {', '.join(files.pages_absent)}", file=sys.stderr)
+    sources = {
+        path.relative_to(source.resolve()).as_posix(): sha256_prefix(path.read_bytes())
+        for path in files.read
+    }
+    companies = [company for company in files.companies if company.symbol not in held]
+    return files.filings, companies, sources
+
+
+def build_dataset(source: Path, prices: Path, output: Path) -> dict[str, int]:
+    """Build from SEC JSON and price CSVs and write the dataset; the row count of each file."""
+    companies, values, sources = build(source)
+    price_files, price_companies, price_sources = build_prices(
+        prices, source, {company.symbol for company in companies}
+    )
+    filings, filing_companies, filing_sources = build_filings(
+        source, {company.symbol for company in [*companies, *price_companies]}
+    )
+    counts = write_dataset(
+        output,
+        [*companies, *price_companies, *filing_companies],
+        values,
+        sources={**sources, **price_sources, **filing_sources},
+        prices=price_files,
+        filings=filings,
+    )
+    for parse in price_files.values():
+        for row in parse.skipped:
+            print(f"skipped {describe_skipped(parse.source, row)}", file=sys.stderr)
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=default_source())
+    parser.add_argument("--prices", type=Path, default=default_prices())
     parser.add_argument("--output", type=Path, default=DEFAULT_DATASET_DIR)
     args = parser.parse_args(argv)
     try:
-        companies, values, sources = build(args.source)
+        counts = build_dataset(args.source, args.prices, args.output)
     except IngestError as error:
         print(f"build failed: {error}", file=sys.stderr)
         return 1
-    counts = write_dataset(args.output, companies, values, sources=sources)
     print(f"wrote {args.output}: " + ", ".join(f"{name} {rows}" for name, rows in counts.items()))
     return 0
 

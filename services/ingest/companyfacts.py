@@ -1,26 +1,39 @@
-"""Parse SEC XBRL companyfacts JSON into annual metric values with provenance (no database).
+"""Parse SEC XBRL companyfacts JSON into annual, quarterly and TTM metric values with provenance.
 
 A companyfacts document repeats each fact once per filing that reports it: a
-10-K carries its own fiscal year and two or more earlier ones. The rules that
-turn that into one value per (metric, fiscal year):
+10-K carries its own fiscal year and two or more earlier ones, a 10-Q its
+quarter and the same quarter a year earlier. The rules that turn that into one
+value per (metric, period type, fiscal year, fiscal quarter):
 
-- Annual only. A flow (income, cash flow) is a 10-K fact lasting 350-380 days;
-  an instant (balance sheet) is a 10-K fact dated on a fiscal year end, i.e. on
-  a date some annual flow of the company also ends on.
+- Annual: a flow (income, cash flow) is a 10-K fact lasting 350-380 days; an
+  instant (balance sheet) is a 10-K fact dated on a fiscal year end, i.e. on a
+  date some annual flow of the company also ends on.
 - The fiscal year comes from the period's own end date, never from the `fy`
   label of the filing a value was read from (that label names the filing's
   year, not the comparative years it repeats). See `fiscal_calendar`.
-- The same (tag, fiscal year) in several filings: the value of the latest
-  `filed` wins, then the later accession, so restatements replace what they
-  restate; the citation is the first filing that reported that value (`_settle`).
-- Tags are ordered fallbacks per metric; each fiscal year takes the first tag
-  with a value for it, so a company that changed tags (Apple: SalesRevenueNet,
-  then Revenues, then RevenueFromContractWithCustomerExcludingAssessedTax) keeps
-  an unbroken series. For revenue a candidate below `PLAUSIBILITY_FLOOR` of
-  another revenue tag's value for the same year is skipped: a "revenue" that
+- Quarterly: a flow is a three-month (84-98 day) fact of a 10-Q or 10-K; an
+  instant is a 10-Q or 10-K fact dated on a quarter end. The quarter is counted
+  in ~13-week steps from the start of the fiscal year containing the period's
+  end (`fiscal_years`, `quarter_calendar`), so Apple's quarter ending 2024-12-28
+  is Q1 FY2025 and NVIDIA's ending 2024-04-28 is Q1 FY2025.
+- Q4 is rarely filed on its own: a dollar flow's Q4 is the fiscal year minus
+  the 10-Q nine-month year-to-date (or minus Q1+Q2+Q3), provenance
+  "derived:FY<year>(<accession>)-9M(<accession>)"; an instant's Q4 is the
+  fiscal year end balance. Per-share figures are never subtracted (the share
+  counts differ), so EPS has a Q4 only where a three-month Q4 was reported.
+- TTM: a dollar flow summed over four consecutive quarters, provenance
+  "derived:TTM(Q2FY2024+Q3FY2024+Q4FY2024+Q1FY2025)".
+- The same (tag, period) in several filings: the value of the latest `filed`
+  wins, then the later accession, so restatements replace what they restate;
+  the citation is the first filing that reported that value (`_settle`).
+- Tags are ordered fallbacks per metric; each period takes the first tag with
+  a value for it, so a company that changed tags (Apple: SalesRevenueNet, then
+  Revenues, then RevenueFromContractWithCustomerExcludingAssessedTax) keeps an
+  unbroken series. For revenue a candidate below `PLAUSIBILITY_FLOOR` of
+  another revenue tag's value for the same period is skipped: a "revenue" that
   small is a segment or partial figure (Tesla's SalesRevenueGoodsNet is
   automotive sales only).
-- Only where no tag has a value for a year, a few documented derivations
+- Only where no tag has a value for a period, a few documented derivations
   (`DERIVATIONS`) fill in, with provenance "derived:<Minuend>-<Subtrahend>".
 """
 
@@ -29,11 +42,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import date, timedelta
+from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 from shared.metric_catalog import CATALOG, Metric
 
@@ -41,6 +55,27 @@ ANNUAL_MIN_DAYS = 350
 ANNUAL_MAX_DAYS = 380
 # Mean Gregorian year: 52/53-week fiscal years drift around it but never by half a year.
 DAYS_PER_YEAR = 365.2425
+DAYS_PER_QUARTER = DAYS_PER_YEAR / 4
+# A 13-week quarter lasts 90 days end minus start, a 14-week one (a 53-week year) 97, and
+# calendar quarters 89-91; 84-98 takes all of them and no two-month or four-month period.
+QUARTER_MIN_DAYS = 84
+QUARTER_MAX_DAYS = 98
+# A nine-month year-to-date is three such quarters: 272 days, 279 with a 14-week quarter.
+NINE_MONTH_MIN_DAYS = 262
+NINE_MONTH_MAX_DAYS = 286
+# How far a quarter end may sit from a whole number of quarters after the fiscal year start:
+# a 14-week quarter puts it 7 days late; more than 10 means a period that is no fiscal quarter.
+QUARTER_SLACK_DAYS = 10
+# The fiscal year after the last 10-K has 10-Qs but no annual period yet; it is given the
+# longest a fiscal year runs (53 weeks) so its quarters can be counted.
+OPEN_YEAR_DAYS = 371
+
+# Form prefixes: "10-K" also covers 10-K/A and 10-KT, "10-Q" covers 10-Q/A. 8-Ks (earnings
+# releases) and proxy statements are not financial statements and are never read.
+ANNUAL_FORMS: tuple[str, ...] = ("10-K",)
+REPORT_FORMS: tuple[str, ...] = ("10-K", "10-Q")
+# The internal period type of a nine-month year-to-date; it is only an operand of Q4.
+NINE_MONTHS = "9M"
 
 # companyfacts names per-share units "USD/shares"; the catalog says "USD/share".
 XBRL_UNITS: dict[str, str] = {"USD": "USD", "USD/share": "USD/shares"}
@@ -135,6 +170,20 @@ class _Fact:
         return days is not None and ANNUAL_MIN_DAYS <= days <= ANNUAL_MAX_DAYS
 
     @property
+    def is_quarter_flow(self) -> bool:
+        days = self.days
+        return days is not None and QUARTER_MIN_DAYS <= days <= QUARTER_MAX_DAYS
+
+    @property
+    def is_nine_month_flow(self) -> bool:
+        days = self.days
+        return days is not None and NINE_MONTH_MIN_DAYS <= days <= NINE_MONTH_MAX_DAYS
+
+    @property
+    def in_annual_report(self) -> bool:
+        return self.form.startswith(ANNUAL_FORMS)
+
+    @property
     def recency(self) -> tuple[date, date, str, float]:
         # Later end first only matters if two ends ever share a fiscal year (a changed
         # fiscal year end); then latest filed, later accession; the value keeps it total.
@@ -148,11 +197,13 @@ def _parse_date(raw: Any) -> date | None:
         return None
 
 
-def _annual_report_facts(tag: str, raw_facts: Any) -> Iterator[_Fact]:
-    """The facts of one tag and unit that come from 10-K forms (10-K, 10-K/A, 10-KT)."""
+def _report_facts(
+    tag: str, raw_facts: Any, forms: tuple[str, ...] = REPORT_FORMS
+) -> Iterator[_Fact]:
+    """The facts of one tag and unit that come from the given forms (by prefix)."""
     for raw in raw_facts if isinstance(raw_facts, list) else ():
         form = raw.get("form")
-        if not isinstance(form, str) or not form.startswith("10-K"):
+        if not isinstance(form, str) or not form.startswith(forms):
             continue
         end, filed = _parse_date(raw.get("end")), _parse_date(raw.get("filed"))
         value, accession = raw.get("val"), raw.get("accn")
@@ -174,6 +225,19 @@ def _annual_report_facts(tag: str, raw_facts: Any) -> Iterator[_Fact]:
             form=form,
             filed=filed,
         )
+
+
+def _annual_report_facts(tag: str, raw_facts: Any) -> Iterator[_Fact]:
+    """The facts of one tag and unit that come from 10-K forms (10-K, 10-K/A, 10-KT)."""
+    return _report_facts(tag, raw_facts, ANNUAL_FORMS)
+
+
+def _all_report_facts(gaap: Mapping[str, Any], forms: tuple[str, ...]) -> Iterator[_Fact]:
+    """Every fact of every tag and unit from the given forms."""
+    for tag, body in gaap.items():
+        units = body.get("units", {}) if isinstance(body, Mapping) else {}
+        for raw_facts in units.values():
+            yield from _report_facts(tag, raw_facts, forms)
 
 
 def _us_gaap(doc: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -235,23 +299,136 @@ def fiscal_calendar(gaap: Mapping[str, Any]) -> dict[date, int]:
     return {end: base + years_since_first(end) for end in annual_ends}
 
 
+@dataclass(frozen=True)
+class FiscalYear:
+    """One fiscal year of a company: its number and its first and last day."""
+
+    year: int
+    start: date
+    end: date
+
+
+def _most_common(counter: Counter[date]) -> date:
+    # Ties go to the earliest date, so the result never depends on the order facts came in.
+    return max(sorted(counter), key=counter.__getitem__)
+
+
+def fiscal_years(gaap: Mapping[str, Any], calendar: Mapping[date, int]) -> list[FiscalYear]:
+    """The company's fiscal years, oldest first, for counting quarters.
+
+    A year with a 10-K runs from the start most of its annual flows share to its
+    fiscal year end. The year after the last 10-K is still open (its 10-Qs are
+    filed before its 10-K): it starts the day after and is given 53 weeks.
+    """
+    starts: dict[date, Counter[date]] = {}
+    for fact in _all_report_facts(gaap, ANNUAL_FORMS):
+        if fact.is_annual_flow and fact.start is not None and fact.end in calendar:
+            starts.setdefault(fact.end, Counter())[fact.start] += 1
+    years = [
+        FiscalYear(calendar[end], _most_common(counter), end)
+        for end, counter in sorted(starts.items())
+    ]
+    if years:
+        last = years[-1]
+        years.append(
+            FiscalYear(
+                last.year + 1,
+                last.end + timedelta(days=1),
+                last.end + timedelta(days=OPEN_YEAR_DAYS),
+            )
+        )
+    return years
+
+
+def fiscal_quarter(end: date, years: Sequence[FiscalYear]) -> tuple[int, int] | None:
+    """(fiscal year, quarter 1-4) of a period ending on `end`, or None if it is no quarter end.
+
+    The fiscal year is the one whose [start, end] holds the date; the quarter is the
+    number of ~13-week steps from that year's start. Dates before the first 10-K
+    year or far from a step (a mid-quarter acquisition date) are no quarter end.
+    """
+    for year in years:
+        if year.start <= end <= year.end:
+            elapsed = (end - year.start).days + 1
+            quarter = round(elapsed / DAYS_PER_QUARTER)
+            off = abs(elapsed - quarter * DAYS_PER_QUARTER)
+            return (year.year, quarter) if 1 <= quarter <= 4 and off <= QUARTER_SLACK_DAYS else None
+    return None
+
+
+def quarter_calendar(
+    gaap: Mapping[str, Any], years: Sequence[FiscalYear]
+) -> dict[date, tuple[int, int]]:
+    """Each fiscal quarter end of the company → (fiscal year, quarter 1-4).
+
+    Quarter ends are the end dates of three-month flows in 10-Qs and 10-Ks, like
+    fiscal year ends are those of annual flows, so an instant counts as a
+    quarter-end balance only when it is dated on a day some quarter really ended.
+    """
+    quarters: dict[date, tuple[int, int]] = {}
+    seen: set[date] = set()
+    for fact in _all_report_facts(gaap, REPORT_FORMS):
+        if not fact.is_quarter_flow or fact.end in seen:
+            continue
+        seen.add(fact.end)
+        label = fiscal_quarter(fact.end, years)
+        if label is not None:
+            quarters[fact.end] = label
+    return quarters
+
+
+class _Period(NamedTuple):
+    period_type: str  # "annual", "quarterly" or NINE_MONTHS
+    fiscal_year: int
+    fiscal_quarter: int  # 0 for annual
+
+
+@dataclass(frozen=True)
+class _Calendar:
+    year_ends: Mapping[date, int]
+    quarter_ends: Mapping[date, tuple[int, int]]
+
+    def period(self, fact: _Fact, metric: Metric) -> _Period | None:
+        """The period a fact of the metric reports, or None if it is no period finq keeps."""
+        if metric.kind == "flow":
+            if fact.is_annual_flow:
+                year = self.year_ends.get(fact.end)
+                # Only 10-Ks are read for years: a 10-Q's twelve-month figure is no fiscal year.
+                if year is None or not fact.in_annual_report:
+                    return None
+                return _Period("annual", year, 0)
+            label = self.quarter_ends.get(fact.end)
+            if label is None:
+                return None
+            if fact.is_quarter_flow:
+                return _Period("quarterly", *label)
+            if fact.is_nine_month_flow and label[1] == 3:
+                return _Period(NINE_MONTHS, *label)
+            return None
+        if metric.kind == "instant" and fact.start is None:
+            # Instants dated off a fiscal year or quarter end (e.g. a mid-year acquisition
+            # date) are skipped.
+            if fact.in_annual_report and fact.end in self.year_ends:
+                return _Period("annual", self.year_ends[fact.end], 0)
+            label = self.quarter_ends.get(fact.end)
+            # The Q4 balance is the fiscal year end balance of the 10-K; see _fourth_quarters.
+            if label is not None and label[1] < 4:
+                return _Period("quarterly", *label)
+        return None
+
+
 def _qualifying_facts(
-    gaap: Mapping[str, Any], tag: str, metric: Metric, calendar: Mapping[date, int]
-) -> Iterator[tuple[int, _Fact]]:
-    """(fiscal year, fact) for the annual facts of one tag in the metric's unit."""
+    gaap: Mapping[str, Any], tag: str, metric: Metric, calendar: _Calendar
+) -> Iterator[tuple[_Period, _Fact]]:
+    """(period, fact) for the 10-K and 10-Q facts of one tag in the metric's unit."""
     body = gaap.get(tag)
     if not isinstance(body, Mapping):
         return
     raw_facts = body.get("units", {}).get(XBRL_UNITS[metric.unit])
-    for fact in _annual_report_facts(tag, raw_facts):
-        if metric.kind == "flow" and not fact.is_annual_flow:
-            continue
-        if metric.kind == "instant" and fact.start is not None:
-            continue
-        fiscal_year = calendar.get(fact.end)
-        # Instants dated off a fiscal year end (e.g. a mid-year acquisition date) are skipped.
-        if fiscal_year is not None:
-            yield fiscal_year, fact
+    for fact in _report_facts(tag, raw_facts):
+        period = calendar.period(fact, metric)
+        if period is not None:
+            yield period, fact
 
 
 def _settle(facts: list[_Fact]) -> _Fact:
@@ -268,11 +445,14 @@ def _settle(facts: list[_Fact]) -> _Fact:
     return cited
 
 
-def _settle_per_year(facts: Iterator[tuple[int, _Fact]]) -> dict[int, _Fact]:
-    by_year: dict[int, list[_Fact]] = {}
-    for fiscal_year, fact in facts:
-        by_year.setdefault(fiscal_year, []).append(fact)
-    return {year: _settle(year_facts) for year, year_facts in by_year.items()}
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+def _settle_per_period(facts: Iterator[tuple[_Key, _Fact]]) -> dict[_Key, _Fact]:
+    by_period: dict[_Key, list[_Fact]] = {}
+    for period, fact in facts:
+        by_period.setdefault(period, []).append(fact)
+    return {period: _settle(period_facts) for period, period_facts in by_period.items()}
 
 
 def _choose_plausible(metric_id: str, candidates: list[_Fact]) -> _Fact | None:
@@ -287,71 +467,207 @@ def _choose_plausible(metric_id: str, candidates: list[_Fact]) -> _Fact | None:
 
 
 def _derived(
-    gaap: Mapping[str, Any], derivation: Derivation, metric: Metric, calendar: Mapping[date, int]
-) -> Iterator[tuple[int, _Fact]]:
-    """(fiscal year, minuend fact carrying the difference) for each filing and period that
+    gaap: Mapping[str, Any], derivation: Derivation, metric: Metric, calendar: _Calendar
+) -> Iterator[tuple[_Period, _Fact]]:
+    """(period, minuend fact carrying the difference) for each filing and period that
     reports both operands; operands from different filings are never mixed."""
     subtrahends = {
-        (year, fact.accession, fact.start, fact.end): fact
-        for year, fact in _qualifying_facts(gaap, derivation.subtrahend, metric, calendar)
+        (period, fact.accession, fact.start, fact.end): fact
+        for period, fact in _qualifying_facts(gaap, derivation.subtrahend, metric, calendar)
     }
-    for year, fact in _qualifying_facts(gaap, derivation.minuend, metric, calendar):
-        other = subtrahends.get((year, fact.accession, fact.start, fact.end))
+    for period, fact in _qualifying_facts(gaap, derivation.minuend, metric, calendar):
+        other = subtrahends.get((period, fact.accession, fact.start, fact.end))
         if other is not None:
-            yield year, replace(fact, value=fact.value - other.value)
+            yield period, replace(fact, value=fact.value - other.value)
 
 
-def _record(
-    symbol: str,
-    metric: Metric,
-    fiscal_year: int,
-    fact: _Fact,
-    xbrl_tag: str | None,
-    provenance: str,
-) -> MetricValueRecord:
+@dataclass(frozen=True)
+class _Value:
+    """A figure for one period: the fact carries value, period and cited filing."""
+
+    fact: _Fact
+    xbrl_tag: str | None
+    provenance: str
+
+
+def _series(
+    gaap: Mapping[str, Any], metric: Metric, calendar: _Calendar
+) -> tuple[dict[_Period, _Value], dict[_Period, dict[str, _Value]]]:
+    """The metric's value per period (tag fallback, plausibility, derivations), and every
+    period's candidates by provenance, so Q4 can subtract a nine-month figure read the same
+    way as the fiscal year it is subtracted from."""
+    chosen: dict[_Period, _Value] = {}
+    options: dict[_Period, dict[str, _Value]] = {}
+    per_tag = {
+        tag: _settle_per_period(_qualifying_facts(gaap, tag, metric, calendar))
+        for tag in metric.xbrl_tags
+    }
+    for tag, settled in per_tag.items():
+        for period, fact in settled.items():
+            options.setdefault(period, {})[f"xbrl:us-gaap:{tag}"] = _Value(
+                fact, tag, f"xbrl:us-gaap:{tag}"
+            )
+    periods: set[_Period] = set().union(*per_tag.values())
+    for period in periods:
+        candidates = [per_tag[tag][period] for tag in metric.xbrl_tags if period in per_tag[tag]]
+        fact = _choose_plausible(metric.id, candidates)
+        if fact is not None:
+            chosen[period] = _Value(fact, fact.tag, f"xbrl:us-gaap:{fact.tag}")
+    for derivation in DERIVATIONS.get(metric.id, ()):
+        derived = _settle_per_period(_derived(gaap, derivation, metric, calendar))
+        for period, fact in derived.items():
+            value = _Value(fact, None, derivation.provenance)
+            options.setdefault(period, {})[derivation.provenance] = value
+            # Only where no tag has a value; the first derivation that has one wins.
+            if period not in periods:
+                periods.add(period)
+                chosen[period] = value
+    return chosen, options
+
+
+def _is_additive(metric: Metric) -> bool:
+    """Dollar flows add up over quarters; per-share figures do not (each quarter divides by
+    its own share count) and balances are not sums of anything."""
+    return metric.kind == "flow" and metric.unit == "USD"
+
+
+def _contiguous(values: Sequence[_Value]) -> bool:
+    """Each period starts the day after the one before it ends."""
+    return all(
+        later.fact.start == earlier.fact.end + timedelta(days=1)
+        for earlier, later in pairwise(values)
+    )
+
+
+def _derived_fourth_quarter(
+    year: int,
+    annual: _Value,
+    nine_months: _Value | None,
+    first_three: Sequence[_Value | None],
+) -> _Value | None:
+    """Q4 of a dollar flow: the fiscal year minus its nine-month year-to-date, else minus
+    Q1+Q2+Q3; cited from the 10-K (the filing that completes the year)."""
+    fiscal_year = f"FY{year}({annual.fact.accession})"
+    quarters = [value for value in first_three if value is not None]
+    if nine_months is not None and nine_months.fact.start == annual.fact.start:
+        subtrahend = nine_months.fact.value
+        start = nine_months.fact.end + timedelta(days=1)
+        provenance = f"derived:{fiscal_year}-9M({nine_months.fact.accession})"
+    elif (
+        len(quarters) == 3 and quarters[0].fact.start == annual.fact.start and _contiguous(quarters)
+    ):
+        subtrahend = sum(value.fact.value for value in quarters)
+        start = quarters[-1].fact.end + timedelta(days=1)
+        operands = "-".join(
+            f"Q{number}({value.fact.accession})" for number, value in enumerate(quarters, 1)
+        )
+        provenance = f"derived:{fiscal_year}-{operands}"
+    else:
+        return None
+    # The remainder must itself be a quarter; otherwise the operands do not fit together.
+    if not QUARTER_MIN_DAYS <= (annual.fact.end - start).days <= QUARTER_MAX_DAYS:
+        return None
+    fact = replace(annual.fact, start=start, value=annual.fact.value - subtrahend)
+    return _Value(fact, None, provenance)
+
+
+def _quarters(
+    metric: Metric, chosen: Mapping[_Period, _Value], options: Mapping[_Period, dict[str, _Value]]
+) -> dict[tuple[int, int], _Value]:
+    """(fiscal year, quarter) → value: the discrete quarters as reported, plus Q4 where it
+    was not reported."""
+    quarters = {
+        (period.fiscal_year, period.fiscal_quarter): value
+        for period, value in chosen.items()
+        if period.period_type == "quarterly"
+    }
+    for period, annual in chosen.items():
+        if period.period_type != "annual" or (period.fiscal_year, 4) in quarters:
+            continue
+        year = period.fiscal_year
+        if metric.kind == "instant":
+            quarters[(year, 4)] = annual
+        elif _is_additive(metric):
+            # The nine months read the way the year was (same tag or derivation), so
+            # the difference is never a difference of two definitions.
+            nine = options.get(_Period(NINE_MONTHS, year, 3), {}).get(annual.provenance)
+            first_three = [quarters.get((year, number)) for number in (1, 2, 3)]
+            fourth = _derived_fourth_quarter(year, annual, nine, first_three)
+            if fourth is not None:
+                quarters[(year, 4)] = fourth
+    return quarters
+
+
+def _previous_quarter(year: int, quarter: int) -> tuple[int, int]:
+    return (year, quarter - 1) if quarter > 1 else (year - 1, 4)
+
+
+def _trailing_twelve_months(
+    quarters: Mapping[tuple[int, int], _Value],
+) -> dict[tuple[int, int], _Value]:
+    """(fiscal year, quarter) → the sum of that quarter and the three before it, where all
+    four exist and follow each other without a gap; cited from the latest quarter's filing."""
+    trailing: dict[tuple[int, int], _Value] = {}
+    for key, last in quarters.items():
+        keys = [key]
+        for _ in range(3):
+            keys.append(_previous_quarter(*keys[-1]))
+        keys.reverse()
+        window = [quarters.get(k) for k in keys]
+        values = [value for value in window if value is not None]
+        if len(values) != 4 or not _contiguous(values):
+            continue
+        first = values[0]
+        fact = replace(
+            last.fact, start=first.fact.start, value=sum(value.fact.value for value in values)
+        )
+        names = "+".join(f"Q{quarter}FY{year}" for year, quarter in keys)
+        trailing[key] = _Value(fact, None, f"derived:TTM({names})")
+    return trailing
+
+
+def _record(symbol: str, metric: Metric, period: _Period, value: _Value) -> MetricValueRecord:
+    fact = value.fact
     return MetricValueRecord(
         symbol=symbol,
         metric=metric.id,
-        period_type="annual",
-        fiscal_year=fiscal_year,
-        fiscal_quarter=0,
+        period_type=period.period_type,
+        fiscal_year=period.fiscal_year,
+        fiscal_quarter=period.fiscal_quarter,
         period_start=fact.start if metric.kind == "flow" else None,
         period_end=fact.end,
         value=float(fact.value),
         unit=metric.unit,
         form=fact.form,
         accession=fact.accession,
-        xbrl_tag=xbrl_tag,
+        xbrl_tag=value.xbrl_tag,
         filed=fact.filed,
-        provenance=provenance,
+        provenance=value.provenance,
     )
 
 
 def parse_companyfacts(doc: Mapping[str, Any], symbol: str) -> list[MetricValueRecord]:
-    """The annual values of every catalog metric in a companyfacts document, sorted."""
+    """The annual, quarterly and TTM values of every catalog metric in a companyfacts
+    document, sorted by (symbol, metric, period type, fiscal year, fiscal quarter)."""
     gaap = _us_gaap(doc)
-    calendar = fiscal_calendar(gaap)
+    year_ends = fiscal_calendar(gaap)
+    calendar = _Calendar(year_ends, quarter_calendar(gaap, fiscal_years(gaap, year_ends)))
     records: list[MetricValueRecord] = []
     for metric in CATALOG:
-        per_tag = {
-            tag: _settle_per_year(_qualifying_facts(gaap, tag, metric, calendar))
-            for tag in metric.xbrl_tags
-        }
-        years: set[int] = set().union(*per_tag.values())
-        for year in sorted(years):
-            candidates = [per_tag[tag][year] for tag in metric.xbrl_tags if year in per_tag[tag]]
-            fact = _choose_plausible(metric.id, candidates)
-            if fact is not None:
-                provenance = f"xbrl:us-gaap:{fact.tag}"
-                records.append(_record(symbol, metric, year, fact, fact.tag, provenance))
-        for derivation in DERIVATIONS.get(metric.id, ()):
-            derived = _settle_per_year(_derived(gaap, derivation, metric, calendar))
-            for year, fact in sorted(derived.items()):
-                if year in years:
-                    continue
-                years.add(year)
-                records.append(_record(symbol, metric, year, fact, None, derivation.provenance))
-    return sorted(records, key=lambda r: (r.symbol, r.metric, r.fiscal_year))
+        chosen, options = _series(gaap, metric, calendar)
+        for period, value in chosen.items():
+            if period.period_type == "annual":
+                records.append(_record(symbol, metric, period, value))
+        quarters = _quarters(metric, chosen, options)
+        for (year, quarter), value in quarters.items():
+            records.append(_record(symbol, metric, _Period("quarterly", year, quarter), value))
+        if _is_additive(metric):
+            for (year, quarter), value in _trailing_twelve_months(quarters).items():
+                records.append(_record(symbol, metric, _Period("ttm", year, quarter), value))
+    return sorted(
+        records,
+        key=lambda r: (r.symbol, r.metric, r.period_type, r.fiscal_year, r.fiscal_quarter),
+    )
 
 
 # --- companies -------------------------------------------------------------------

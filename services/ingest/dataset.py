@@ -5,8 +5,14 @@ A dataset directory holds
 - `metrics.json`: the metric catalog rows, in catalog order;
 - `metric_values.csv`: one row per `metric_values` row, sorted by primary key,
   ISO dates, values as Python's shortest exact float repr;
+- `prices.csv`: one row per `prices` row, sorted by (symbol, day), the figures
+  spelled exactly as the source file spells them;
+- `filings.csv`: one row per `filings` row, sorted by symbol, filing date and
+  accession (see `services.ingest.filings`); a dataset without it holds no filings;
 - `MANIFEST.json`: the source files (sha256 prefixes), the written files
-  (row counts, sha256 prefixes) and a generation date taken from the data.
+  (row counts, sha256 prefixes), the filings per symbol, each price file's
+  rows, days and skipped rows,
+  and a generation date taken from the data.
 
 Everything is deterministic (no wall clock, no dict-order accidents), so
 rebuilding from the same sources gives byte-identical files and a diff of the
@@ -35,6 +41,19 @@ from services.ingest.companyfacts import (
     parse_companyfacts,
     read_json,
 )
+from services.ingest.filings import (
+    FilingRecord,
+    check_unique_filings,
+    filings_csv,
+    read_filings_csv,
+    upsert_filings,
+)
+from services.ingest.prices import (
+    PRICE_COLUMNS,
+    PriceParse,
+    PriceRecord,
+    upsert_prices,
+)
 from shared.metric_catalog import CATALOG, Metric
 
 DEFAULT_DATASET_DIR = Path(__file__).parent / "default_dataset"
@@ -42,6 +61,8 @@ DEFAULT_DATASET_DIR = Path(__file__).parent / "default_dataset"
 COMPANIES_FILE = "companies.json"
 METRICS_FILE = "metrics.json"
 VALUES_FILE = "metric_values.csv"
+PRICES_FILE = "prices.csv"
+FILINGS_FILE = "filings.csv"
 MANIFEST_FILE = "MANIFEST.json"
 GENERATOR = "finq ingest"
 
@@ -56,6 +77,8 @@ class Dataset:
     companies: tuple[CompanyRecord, ...]
     metrics: tuple[Metric, ...]
     values: tuple[MetricValueRecord, ...]
+    prices: tuple[PriceRecord, ...] = ()
+    filings: tuple[FilingRecord, ...] = ()
 
 
 def sha256_prefix(data: bytes) -> str:
@@ -112,6 +135,47 @@ def _values_bytes(values: Iterable[MetricValueRecord]) -> bytes:
     return buffer.getvalue().encode("utf-8")
 
 
+def _prices_bytes(prices: Iterable[PriceRecord]) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(PRICE_COLUMNS)
+    for record in sorted(prices, key=lambda r: (r.symbol, r.day)):
+        writer.writerow((record.symbol, record.day.isoformat(), *record.cells(), record.source))
+    return buffer.getvalue().encode("utf-8")
+
+
+def _price_files_manifest(prices: Mapping[str, PriceParse]) -> list[dict[str, Any]]:
+    # What each price file gave and what it held that could not be stored, so a reader of
+    # the dataset can see a gap is the source's (Yahoo's null rows), not a loss in finq.
+    return [
+        {
+            "file": name,
+            "symbol": parse.symbol,
+            "rows": len(parse.rows),
+            "first_day": parse.first_day.isoformat() if parse.first_day else None,
+            "last_day": parse.last_day.isoformat() if parse.last_day else None,
+            "skipped": [asdict(row) for row in parse.skipped],
+        }
+        for name, parse in sorted(prices.items())
+    ]
+
+
+def _filings_manifest(filings: Sequence[FilingRecord]) -> list[dict[str, Any]]:
+    # Per symbol, so a diff of the manifest shows whose filings a rebuild added or lost.
+    by_symbol: dict[str, list[date]] = {}
+    for filing in filings:
+        by_symbol.setdefault(filing.symbol, []).append(filing.filed)
+    return [
+        {
+            "symbol": symbol,
+            "rows": len(filed),
+            "first_filed": min(filed).isoformat(),
+            "last_filed": max(filed).isoformat(),
+        }
+        for symbol, filed in sorted(by_symbol.items())
+    ]
+
+
 def write_dataset(
     directory: Path,
     companies: Sequence[CompanyRecord],
@@ -119,19 +183,28 @@ def write_dataset(
     *,
     metrics: Sequence[Metric] = CATALOG,
     sources: Mapping[str, str] | None = None,
+    prices: Mapping[str, PriceParse] | None = None,
+    filings: Sequence[FilingRecord] = (),
 ) -> dict[str, int]:
-    """Write the four dataset files; `sources` maps source file names to sha256 prefixes.
+    """Write the dataset files; `sources` maps source file names to sha256 prefixes.
 
-    Returns the row count of each data file.
+    `prices` maps each price source file name to its parse. Returns the row count of each
+    data file.
     """
     _check_unique(values)
+    price_rows = [row for parse in (prices or {}).values() for row in parse.rows]
+    _check_unique_prices(price_rows)
+    filings = check_unique_filings(filings)
     directory.mkdir(parents=True, exist_ok=True)
     contents = {
         COMPANIES_FILE: (_companies_bytes(companies), len(companies)),
         METRICS_FILE: (_metrics_bytes(metrics), len(metrics)),
         VALUES_FILE: (_values_bytes(values), len(values)),
+        PRICES_FILE: (_prices_bytes(price_rows), len(price_rows)),
+        FILINGS_FILE: (filings_csv(filings), len(filings)),
     }
     filed = [record.filed for record in values if record.filed is not None]
+    filed += [filing.filed for filing in filings]
     manifest = {
         "generator": GENERATOR,
         # The data's own date, not the wall clock, so a rebuild is byte-identical.
@@ -143,6 +216,8 @@ def write_dataset(
             {"file": name, "rows": rows, "sha256": sha256_prefix(data)}
             for name, (data, rows) in contents.items()
         ],
+        "prices": _price_files_manifest(prices or {}),
+        "filings": _filings_manifest(filings),
     }
     for name, (data, _) in contents.items():
         (directory / name).write_bytes(data)
@@ -177,6 +252,35 @@ def _value_from_row(row: Mapping[str, str]) -> MetricValueRecord:
     )
 
 
+def _price_from_row(row: Sequence[str]) -> PriceRecord:
+    symbol, day, *figures, source = row
+    open_, high, low, close, adj_close, volume = figures
+    return PriceRecord(
+        symbol=symbol,
+        day=date.fromisoformat(day),
+        open=float(open_),
+        high=float(high),
+        low=float(low),
+        close=float(close),
+        adj_close=float(adj_close),
+        volume=int(volume),
+        source=source,
+        text=tuple(figures),
+    )
+
+
+def _read_prices(path: Path) -> tuple[PriceRecord, ...]:
+    # A dataset written before prices existed has no prices file: it holds no prices.
+    if not path.is_file():
+        return ()
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = tuple(next(reader, ()))
+        if header != PRICE_COLUMNS:
+            raise IngestError(f"{path}: the header is {header}, expected {PRICE_COLUMNS}")
+        return tuple(_price_from_row(row) for row in reader)
+
+
 def read_dataset(directory: Path) -> Dataset:
     """Read a directory `write_dataset` wrote."""
     missing = [
@@ -196,7 +300,12 @@ def read_dataset(directory: Path) -> Dataset:
     )
     with (directory / VALUES_FILE).open(newline="", encoding="utf-8") as handle:
         values = tuple(_value_from_row(row) for row in csv.DictReader(handle))
-    return Dataset(companies=companies, metrics=metrics, values=values)
+    prices = _read_prices(directory / PRICES_FILE)
+    filings_path = directory / FILINGS_FILE
+    filings = read_filings_csv(filings_path) if filings_path.is_file() else ()
+    return Dataset(
+        companies=companies, metrics=metrics, values=values, prices=prices, filings=filings
+    )
 
 
 # --- loading into PostgreSQL ------------------------------------------------------
@@ -210,6 +319,17 @@ def _check_unique(values: Iterable[MetricValueRecord]) -> None:
         key = _value_key(record)
         if key in seen:
             raise IngestError(f"two values for {key}")
+        seen.add(key)
+
+
+def _check_unique_prices(prices: Iterable[PriceRecord]) -> None:
+    # Two files for one ticker would give one (symbol, day) twice; name the day instead of
+    # letting the upsert fail halfway.
+    seen: set[tuple[str, date]] = set()
+    for record in prices:
+        key = (record.symbol, record.day)
+        if key in seen:
+            raise IngestError(f"two prices for {record.symbol} on {record.day}")
         seen.add(key)
 
 
@@ -242,10 +362,13 @@ WHERE ({", ".join(f"metric_values.{c}" for c in _VALUE_UPDATES)})
 async def load_dataset(conn: asyncpg.Connection, dataset: Dataset) -> dict[str, int]:
     """Upsert a dataset in one transaction; loading the same dataset twice changes nothing.
 
-    Returns the rows in the dataset per table and how many metric values were
-    inserted or changed (`metric_values_changed`).
+    Returns the rows in the dataset per table and how many metric values, prices and
+    filings were inserted or changed (`metric_values_changed`, `prices_changed`,
+    `filings_changed`).
     """
     _check_unique(dataset.values)
+    _check_unique_prices(dataset.prices)
+    filings = check_unique_filings(dataset.filings)
     async with conn.transaction():
         await conn.executemany(
             _UPSERT_COMPANIES,
@@ -275,11 +398,18 @@ async def load_dataset(conn: asyncpg.Connection, dataset: Dataset) -> dict[str, 
             columns=list(VALUE_COLUMNS),
         )
         status = await conn.execute(_UPSERT_VALUES)
+        prices_changed = await upsert_prices(conn, dataset.prices) if dataset.prices else 0
+        # After the companies: a filing references its company.
+        filings_changed = await upsert_filings(conn, filings) if filings else 0
     return {
         "companies": len(dataset.companies),
         "metrics": len(dataset.metrics),
         "metric_values": len(dataset.values),
         "metric_values_changed": int(status.split()[-1]),
+        "prices": len(dataset.prices),
+        "prices_changed": prices_changed,
+        "filings": len(filings),
+        "filings_changed": filings_changed,
     }
 
 

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
+from typing import Any
 
 from pydantic import ValidationError
 
-from shared.contracts import RouteDecided, ToolCall
+from shared.contracts import Intent, RouteDecided, ToolCall
 from shared.metric_catalog import METRICS_BY_ID, PHRASE_INDEX, mid_sentence, normalize_metric_phrase
-from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
+from shared.tool_schemas import (
+    GET_FINANCIAL_METRICS,
+    GET_PRICES,
+    GET_RECENT_FILINGS,
+    TOOL_ARGUMENTS,
+)
 
 # Tickers that are also everyday words are only taken when written in capitals or as $TICKER.
 TICKER_STOP_WORDS = frozenset(
@@ -146,6 +153,59 @@ def find_metrics(text: str) -> list[str]:
     return ordered
 
 
+_QUARTER_PATTERN = re.compile(
+    r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+quarter\b",
+    re.IGNORECASE,
+)
+_QUARTER_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3}
+_QUARTER_WORDS |= {"fourth": 4, "4th": 4}
+_TTM_PATTERN = re.compile(
+    r"\b(?:ttm|ltm|trailing[\s-]+twelve[\s-]+months?|last[\s-]+twelve[\s-]+months?)\b",
+    re.IGNORECASE,
+)
+_QUARTERLY_PATTERN = re.compile(r"\bquarterly\b|\bby quarter\b|\bper quarter\b", re.I)
+_RANGE_PATTERN = re.compile(
+    r"\b(?:from\s+|between\s+)?(?:fy\s?)?((?:19|20)\d{2})\s*"
+    r"(?:-|–|to|through|thru|until|and)\s*(?:fy\s?)?((?:19|20)\d{2})\b",
+    re.IGNORECASE,
+)
+_LAST_N_PATTERN = re.compile(
+    r"\b(?:last|past|previous|recent)\s+(\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)"
+    r"\s+(?:fiscal\s+)?(years?|quarters?)\b",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+_NUMBER_WORDS |= {"eight": 8, "nine": 9, "ten": 10}
+
+
+def find_quarters(text: str) -> list[int]:
+    quarters: list[int] = []
+    for match in _QUARTER_PATTERN.finditer(text):
+        quarter = int(match.group(1)) if match.group(1) else _QUARTER_WORDS[match.group(2).lower()]
+        if quarter not in quarters:
+            quarters.append(quarter)
+    return quarters
+
+
+def find_year_range(text: str) -> list[int]:
+    """ "2019 through 2023", "from FY2019 to FY2023": every year in between."""
+    match = _RANGE_PATTERN.search(text)
+    if match is None:
+        return []
+    first, last = sorted((int(match.group(1)), int(match.group(2))))
+    return list(range(first, last + 1)) if last - first < 30 else []
+
+
+def find_last_n(text: str) -> tuple[int, str] | None:
+    """ "last three fiscal years" → (3, "years"), relative to the latest data held."""
+    match = _LAST_N_PATTERN.search(text)
+    if match is None:
+        return None
+    raw = match.group(1).lower()
+    count = int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
+    return count, "quarters" if match.group(2).lower().startswith("quarter") else "years"
+
+
 def find_fiscal_years(text: str) -> list[int]:
     years: list[int] = []
     for match in _YEAR_PATTERN.finditer(text):
@@ -166,42 +226,155 @@ def _metric_examples() -> str:
 def capabilities(directory: CompanyDirectory) -> str:
     return (
         "finq answers questions about companies' annual financial figures "
-        f"({_metric_examples()} and more) for {directory.describe()}, "
-        f'for example "{EXAMPLE_QUESTION}"'
+        f"({_metric_examples()} and more), their stock prices and their SEC filings, "
+        f"for {directory.describe()}; for example "
+        f'"{EXAMPLE_QUESTION}", "AAPL stock price in 2023" or "When did NVIDIA file its 10-K?"'
+    )
+
+
+_PRICE_WORDS = re.compile(
+    r"\b(?:stock|share)\s+price|\bprices?\b|\bclos(?:e|ed|ing)\b|\btrad(?:ed|ing)\b"
+    r"|\bstock\b|\bquote\b",
+    re.IGNORECASE,
+)
+_FILING_WORDS = re.compile(
+    r"\b(?:10-?k|10-?q|8-?k|20-?f|filings?|filed|file|annual reports?|quarterly reports?"
+    r"|proxy statements?|def\s?14a)\b",
+    re.IGNORECASE,
+)
+_FORM_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b10-?k\b|\bannual reports?\b", re.IGNORECASE), "10-K"),
+    (re.compile(r"\b10-?q\b|\bquarterly reports?\b", re.IGNORECASE), "10-Q"),
+    (re.compile(r"\b8-?k\b", re.IGNORECASE), "8-K"),
+    (re.compile(r"\b20-?f\b", re.IGNORECASE), "20-F"),
+    (re.compile(r"\bproxy statements?\b|\bdef\s?14a\b", re.IGNORECASE), "DEF 14A"),
+)
+_ISO_DATE = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
+
+
+def find_forms(text: str) -> list[str]:
+    return [form for pattern, form in _FORM_PHRASES if pattern.search(text)]
+
+
+def find_dates(text: str) -> list[date]:
+    days: list[date] = []
+    for match in _ISO_DATE.finditer(text):
+        try:
+            days.append(date(int(match.group(1)), int(match.group(2)), int(match.group(3))))
+        except ValueError:
+            continue
+    return days
+
+
+def price_window(text: str, years: list[int]) -> dict[str, date]:
+    """The dates a price question covers: explicit dates, else whole calendar years."""
+    days = find_dates(text)
+    if days:
+        return {"start": min(days), "end": max(days)}
+    if years:
+        return {"start": date(min(years), 1, 1), "end": date(max(years), 12, 31)}
+    return {}
+
+
+def _without_dates(text: str) -> str:
+    # A date's year is not a fiscal year the question asks about.
+    return _ISO_DATE.sub(" ", text)
+
+
+def metric_arguments(
+    question: str, symbols: list[str], metrics: list[str], years: list[int]
+) -> dict[str, Any]:
+    """Which periods a metric question asks for: years, a range, quarters, TTM or last N."""
+    arguments: dict[str, Any] = {"symbols": symbols, "metrics": metrics}
+    quarters = find_quarters(question)
+    last_n = find_last_n(question)
+    if _TTM_PATTERN.search(question):
+        arguments["period"] = "ttm"
+    elif quarters or _QUARTERLY_PATTERN.search(question) or (last_n and last_n[1] == "quarters"):
+        arguments["period"] = "quarterly"
+    if quarters and arguments.get("period") == "quarterly":
+        arguments["fiscal_quarters"] = quarters
+    year_range = find_year_range(_without_dates(question))
+    if year_range:
+        arguments["fiscal_years"] = year_range
+    elif years:
+        arguments["fiscal_years"] = years
+    elif last_n is not None:
+        arguments["last"] = last_n[0] * (
+            4 if arguments.get("period") == "quarterly" and last_n[1] == "years" else 1
+        )
+    elif arguments.get("period") == "quarterly" and not quarters:
+        # "quarterly revenue" with no period: the last four quarters held.
+        arguments["last"] = 4
+    return arguments
+
+
+def _plan(
+    question: str,
+    intent: Intent,
+    tool: str,
+    arguments: dict[str, Any],
+    entities: dict[str, Any],
+    directory: CompanyDirectory,
+) -> RouteDecided:
+    try:
+        validated = TOOL_ARGUMENTS[tool].model_validate(arguments)
+    except ValidationError as error:
+        return RouteDecided(
+            question=question,
+            intent="clarify",
+            clarifying_question=(
+                f"I could not look that up ({error.errors()[0]['msg'].lower()}). "
+                f"{capabilities(directory)}."
+            ),
+            entities=entities,
+        )
+    return RouteDecided(
+        question=question,
+        intent=intent,
+        tool_calls=[
+            ToolCall(tool=tool, arguments=validated.model_dump(mode="json", exclude_none=True))
+        ],
+        entities=entities,
     )
 
 
 def route_question(question: str, directory: CompanyDirectory) -> RouteDecided:
     symbols = directory.find(question)
     metrics = find_metrics(question)
-    years = find_fiscal_years(question)
-    entities = {"symbols": symbols, "metrics": metrics, "fiscal_years": years}
+    years = find_fiscal_years(_without_dates(question))
+    entities: dict[str, Any] = {
+        "symbols": symbols,
+        "companies": [
+            entry.display_name for s in symbols if (entry := directory.get(s)) is not None
+        ],
+        "metrics": metrics,
+        "fiscal_years": years,
+    }
+
+    if symbols and _FILING_WORDS.search(question):
+        forms = find_forms(question)
+        arguments: dict[str, Any] = {"symbol": symbols[0], "forms": forms or None}
+        if years:
+            arguments["fiscal_year"] = years[0]
+        entities["forms"] = forms
+        return _plan(question, "filings", GET_RECENT_FILINGS, arguments, entities, directory)
+
+    if symbols and _PRICE_WORDS.search(question) and not metrics:
+        window = price_window(question, years)
+        entities["window"] = {k: v.isoformat() for k, v in window.items()}
+        return _plan(
+            question, "price", GET_PRICES, {"symbol": symbols[0], **window}, entities, directory
+        )
 
     if symbols and metrics:
-        try:
-            arguments = GetFinancialMetricsArgs(
-                symbols=symbols, metrics=metrics, fiscal_years=years or None
-            )
-        except ValidationError as error:
-            return RouteDecided(
-                question=question,
-                intent="clarify",
-                clarifying_question=(
-                    f"I could not look that up ({error.errors()[0]['msg'].lower()}). "
-                    f"{capabilities(directory)}."
-                ),
-                entities=entities,
-            )
-        return RouteDecided(
-            question=question,
-            intent="metric_lookup",
-            tool_calls=[
-                ToolCall(
-                    tool=GET_FINANCIAL_METRICS,
-                    arguments=arguments.model_dump(exclude_none=True),
-                )
-            ],
-            entities=entities,
+        return _plan(
+            question,
+            "metric_lookup",
+            GET_FINANCIAL_METRICS,
+            metric_arguments(question, symbols, metrics, years),
+            entities,
+            directory,
         )
 
     if metrics and not symbols:

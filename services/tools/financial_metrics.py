@@ -1,4 +1,4 @@
-"""`get_financial_metrics`: annual figures with provenance, in one SQL round-trip."""
+"""`get_financial_metrics`: annual, quarterly and TTM figures with provenance, in one trip."""
 
 from __future__ import annotations
 
@@ -6,26 +6,35 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from shared.contracts import Fact, Source, ToolResult
-from shared.metric_catalog import METRICS_BY_ID
+from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
 
 # The rows asked for, plus one summary row per (symbol, metric) held, so that a
-# missing year can be answered with the years that are there, in the same trip.
+# missing period can be answered with the periods that are there, in the same trip.
 FINANCIAL_METRICS_SQL = """
 WITH held AS (
-    SELECT v.symbol, c.display_name, v.metric, v.fiscal_year, v.period_start, v.period_end,
-           v.value, v.unit, v.form, v.accession, v.xbrl_tag, v.filed, v.provenance, c.cik,
-           max(v.fiscal_year) OVER w AS latest_year,
-           min(v.fiscal_year) OVER w AS first_year
+    SELECT v.symbol, c.display_name, v.metric, v.period_type, v.fiscal_year, v.fiscal_quarter,
+           v.period_start, v.period_end, v.value, v.unit, v.form, v.accession, v.xbrl_tag,
+           v.filed, v.provenance, c.cik,
+           row_number() OVER (PARTITION BY v.symbol, v.metric
+                              ORDER BY v.fiscal_year DESC, v.fiscal_quarter DESC) AS recency,
+           row_number() OVER (PARTITION BY v.symbol, v.metric, v.fiscal_quarter
+                              ORDER BY v.fiscal_year DESC) AS quarter_recency,
+           min(v.fiscal_year) OVER w AS first_year,
+           max(v.fiscal_year) OVER w AS latest_year
     FROM metric_values v
     JOIN companies c ON c.symbol = v.symbol
-    WHERE v.symbol = ANY($1::text[]) AND v.metric = ANY($2::text[])
-      AND v.period_type = 'annual'
+    WHERE v.symbol = ANY($1::text[]) AND v.metric = ANY($2::text[]) AND v.period_type = $3
     WINDOW w AS (PARTITION BY v.symbol, v.metric)
 )
 SELECT 'row' AS kind, * FROM held
-WHERE CASE WHEN $3::int[] IS NULL THEN fiscal_year = latest_year
-           ELSE fiscal_year = ANY($3::int[]) END
+WHERE CASE
+    WHEN $4::int[] IS NOT NULL
+        THEN fiscal_year = ANY($4::int[])
+             AND ($5::int[] IS NULL OR fiscal_quarter = ANY($5::int[]))
+    WHEN $5::int[] IS NOT NULL THEN fiscal_quarter = ANY($5::int[]) AND quarter_recency = 1
+    ELSE recency <= $6
+END
 UNION ALL
 SELECT DISTINCT ON (symbol, metric) 'held' AS kind, * FROM held
 """
@@ -39,31 +48,53 @@ def edgar_filing_url(cik: str, accession: str) -> str:
     return f"https://www.sec.gov/Archives/edgar/data/{int(cik)}/{accession.replace('-', '')}/"
 
 
+def period_label(period_type: str, fiscal_year: int, fiscal_quarter: int) -> str:
+    if period_type == "annual":
+        return f"FY{fiscal_year}"
+    if period_type == "ttm":
+        return f"TTM to Q{fiscal_quarter} FY{fiscal_year}"
+    return f"Q{fiscal_quarter} FY{fiscal_year}"
+
+
 def source_for(row: Any) -> Source:
-    if row["accession"]:
+    period = period_label(row["period_type"], row["fiscal_year"], row["fiscal_quarter"])
+    derived = row["provenance"].startswith("derived:")
+    if row["accession"] and not derived:
         return Source(
             source_id=f"sec:{row['accession']}:{row['xbrl_tag']}",
-            label=(
-                f"{row['display_name']} {row['form']} FY{row['fiscal_year']}, "
-                f"accession {row['accession']}"
-            ),
+            label=f"{row['display_name']} {row['form']} {period}, accession {row['accession']}",
             form=row["form"],
             accession=row["accession"],
             xbrl_tag=row["xbrl_tag"],
             filed=row["filed"],
             url=edgar_filing_url(row["cik"], row["accession"]),
         )
+    # Computed by finq from stored figures: the formula names its inputs.
     return Source(
-        source_id=f"derived:{row['symbol']}:{row['metric']}:FY{row['fiscal_year']}",
-        label=f"{row['display_name']} {row['provenance']}",
+        source_id=f"derived:{row['symbol']}:{row['metric']}:{period.replace(' ', '_')}",
+        label=f"{row['display_name']} {period}, {row['provenance']}",
+        form=row["form"],
+        accession=row["accession"],
+        filed=row["filed"],
+        url=edgar_filing_url(row["cik"], row["accession"])
+        if row["accession"] and row["cik"]
+        else None,
     )
 
 
 async def get_financial_metrics(db: Fetcher, args: GetFinancialMetricsArgs) -> ToolResult:
-    rows = await db.fetch(FINANCIAL_METRICS_SQL, args.symbols, args.metrics, args.fiscal_years)
+    rows = await db.fetch(
+        FINANCIAL_METRICS_SQL,
+        args.symbols,
+        args.metrics,
+        args.period,
+        args.fiscal_years,
+        args.fiscal_quarters,
+        args.last or 1,
+    )
     facts: list[Fact] = []
     sources: dict[str, Source] = {}
-    found: set[tuple[str, str, int]] = set()
+    found: set[tuple[str, str, int, int]] = set()
     held: dict[tuple[str, str], Any] = {}
     names: dict[str, str] = {}
     for row in rows:
@@ -73,15 +104,18 @@ async def get_financial_metrics(db: Fetcher, args: GetFinancialMetricsArgs) -> T
             continue
         source = source_for(row)
         sources.setdefault(source.source_id, source)
-        found.add((row["symbol"], row["metric"], row["fiscal_year"]))
+        quarter = row["fiscal_quarter"]
+        found.add((row["symbol"], row["metric"], row["fiscal_year"], quarter))
         facts.append(
             Fact(
                 symbol=row["symbol"],
                 company=row["display_name"],
                 metric=row["metric"],
                 metric_label=METRICS_BY_ID[row["metric"]].label,
-                period=f"FY{row['fiscal_year']}",
+                period=period_label(row["period_type"], row["fiscal_year"], quarter),
+                period_type=row["period_type"],
                 fiscal_year=row["fiscal_year"],
+                fiscal_quarter=quarter or None,
                 period_start=row["period_start"],
                 period_end=row["period_end"],
                 value=row["value"],
@@ -89,30 +123,56 @@ async def get_financial_metrics(db: Fetcher, args: GetFinancialMetricsArgs) -> T
                 source_id=source.source_id,
             )
         )
-    # Order as asked: company, then metric, then year.
+    # Order as asked: company, then metric, then period.
     symbol_order = {s: i for i, s in enumerate(args.symbols)}
     metric_order = {m: i for i, m in enumerate(args.metrics)}
-    facts.sort(key=lambda f: (symbol_order[f.symbol], metric_order[f.metric], f.fiscal_year))
-
-    missing: list[str] = []
-    for symbol in args.symbols:
-        for metric in args.metrics:
-            label = METRICS_BY_ID[metric].label
-            company = names.get(symbol, symbol)
-            span = held.get((symbol, metric))
-            if span is None:
-                missing.append(f"{company}'s {label} (finq holds no {label} figures for {symbol})")
-                continue
-            for year in args.fiscal_years or []:
-                if (symbol, metric, year) not in found:
-                    missing.append(
-                        f"{company}'s {label} in fiscal {year} (held: fiscal "
-                        f"{span['first_year']} to {span['latest_year']})"
-                    )
+    facts.sort(
+        key=lambda f: (
+            symbol_order[f.symbol],
+            metric_order[f.metric],
+            f.fiscal_year,
+            f.fiscal_quarter or 0,
+        )
+    )
     return ToolResult(
         tool=GET_FINANCIAL_METRICS,
         arguments=args.model_dump(exclude_none=True),
         facts=facts,
         sources=list(sources.values()),
-        missing=missing,
+        missing=describe_missing(args, names, held, found),
     )
+
+
+def describe_missing(
+    args: GetFinancialMetricsArgs,
+    names: dict[str, str],
+    held: dict[tuple[str, str], Any],
+    found: set[tuple[str, str, int, int]],
+) -> list[str]:
+    """What was asked and is not held, each with what is held instead."""
+    kind = {"annual": "", "quarterly": "quarterly ", "ttm": "trailing-twelve-month "}[args.period]
+    wanted_quarters = args.fiscal_quarters if args.period != "annual" else None
+    missing: list[str] = []
+    for symbol in args.symbols:
+        for metric in args.metrics:
+            label = mid_sentence(METRICS_BY_ID[metric].label)
+            company = names.get(symbol, symbol)
+            span = held.get((symbol, metric))
+            if span is None:
+                missing.append(
+                    f"{company}'s {kind}{label} (finq holds no such figures for {symbol})"
+                )
+                continue
+            available = f"held: fiscal {span['first_year']} to {span['latest_year']}"
+            for year in args.fiscal_years or []:
+                got = {q for (s, m, y, q) in found if (s, m, y) == (symbol, metric, year)}
+                if wanted_quarters:
+                    for quarter in wanted_quarters:
+                        if quarter not in got:
+                            missing.append(
+                                f"{company}'s {kind}{label} in Q{quarter} of fiscal {year} "
+                                f"({available})"
+                            )
+                elif not got:
+                    missing.append(f"{company}'s {kind}{label} in fiscal {year} ({available})")
+    return missing

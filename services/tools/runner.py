@@ -2,43 +2,61 @@
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
+from services.tools.filings import get_recent_filings
 from services.tools.financial_metrics import Fetcher, get_financial_metrics
+from services.tools.prices import get_prices
 from shared.contracts import RouteDecided, ToolCall, ToolError, ToolResult, ToolsCompleted
-from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
+from shared.tool_schemas import (
+    GET_FINANCIAL_METRICS,
+    GET_PRICES,
+    GET_RECENT_FILINGS,
+    TOOL_ARGUMENTS,
+)
+
+ToolFunction = Callable[[Fetcher, Any], Awaitable[ToolResult]]
+
+TOOLS: dict[str, ToolFunction] = {
+    GET_FINANCIAL_METRICS: get_financial_metrics,
+    GET_PRICES: get_prices,
+    GET_RECENT_FILINGS: get_recent_filings,
+}
 
 # Which tools each intent may call; a plan naming anything else is refused.
 ALLOWED_TOOLS: dict[str, frozenset[str]] = {
     "metric_lookup": frozenset({GET_FINANCIAL_METRICS}),
+    "price": frozenset({GET_PRICES}),
+    "filings": frozenset({GET_RECENT_FILINGS}),
     "clarify": frozenset(),
 }
 
 
+def _refusal(call: ToolCall, code: str, message: str) -> ToolResult:
+    return ToolResult(
+        tool=call.tool, arguments=call.arguments, error=ToolError(code=code, message=message)
+    )
+
+
 async def run_tool_call(db: Fetcher, intent: str, call: ToolCall) -> ToolResult:
     if call.tool not in ALLOWED_TOOLS.get(intent, frozenset()):
-        return ToolResult(
-            tool=call.tool,
-            arguments=call.arguments,
-            error=ToolError(
-                code="tool_not_allowed",
-                message=f"the tool {call.tool!r} is not allowed for a {intent} question",
-            ),
+        return _refusal(
+            call,
+            "tool_not_allowed",
+            f"the tool {call.tool!r} is not allowed for a {intent} question",
         )
     try:
-        args = GetFinancialMetricsArgs.model_validate(call.arguments)
+        args: BaseModel = TOOL_ARGUMENTS[call.tool].model_validate(call.arguments)
     except ValidationError as error:
-        return ToolResult(
-            tool=call.tool,
-            arguments=call.arguments,
-            error=ToolError(
-                code="invalid_arguments",
-                message="; ".join(
-                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
-                ),
-            ),
+        return _refusal(
+            call,
+            "invalid_arguments",
+            "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()),
         )
-    return await get_financial_metrics(db, args)
+    return await TOOLS[call.tool](db, args)
 
 
 async def run_route(db: Fetcher, route: RouteDecided) -> ToolsCompleted:

@@ -174,7 +174,14 @@ def check_answer(
 
     # c: years and dates must be periods (or filing dates) of what was fetched.
     known_years: set[int] = set()
-    known_dates: set[date] = {source.filed for source in sources if source.filed}
+    known_dates: set[date] = set()
+    for source in sources:
+        for day in (source.filed, source.period_end):
+            if day is not None:
+                known_dates.add(day)
+                known_years.add(day.year)
+        if source.fiscal_year is not None:
+            known_years.add(source.fiscal_year)
     for fact in facts:
         known_years.add(fact.fiscal_year)
         known_years.add(fact.period_end.year)
@@ -193,7 +200,7 @@ def check_answer(
                 )
             )
     for shown_date in shown.dates:
-        if shown_date.value not in known_dates:
+        if shown_date.value not in known_dates and not context_at(shown_date.start).absence:
             issues.append(
                 ValidationIssue(
                     kind="date",
