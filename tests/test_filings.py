@@ -392,14 +392,17 @@ async def test_recent_filings_say_what_is_held_when_nothing_matches(database: st
     assert len(far.missing) == 2
     ten_k, twenty_f = far.missing
     assert ten_k.startswith("Apple's 10-K for fiscal 2031 (held for Apple: ")
-    assert "10-K for fiscal 2015 to 2025 (11)" in ten_k
+    assert "10-K for fiscal 2015 to 2025;" in ten_k
     assert "8-K filed 2015-03-13 to" in ten_k
     assert twenty_f.startswith("Apple's 20-F filings (finq holds none; held for Apple: ")
     assert eight_k.missing == [
         "Microsoft's 8-K for fiscal 2024 (8-K filings have no fiscal year; ask without one)"
     ]
     assert unknown.missing == ["filings of ZZZZ (finq knows no company with that ticker)"]
-    assert no_filings.missing == ["Alphabet's filings (finq holds none for GOOGL)"]
+    # A company held without filings: the answer says what is held for it instead.
+    [nothing] = no_filings.missing
+    assert nothing.startswith("Alphabet's filings (finq holds Alphabet's financial figures for")
+    assert "daily prices from 2004-08-19 to" in nothing
     [latest] = microsoft.sources
     assert latest.label == (
         "Microsoft 10-K for fiscal 2025, filed 2025-07-30, accession 0000950170-25-100235"

@@ -183,9 +183,26 @@ def test_total_liabilities_are_derived_only_where_no_line_exists() -> None:
     )
 
 
-def test_every_catalog_metric_has_recent_values_for_apple() -> None:
+# Lines Apple's recent 10-Ks do not show: goodwill, intangibles and accrued liabilities are
+# folded into other lines after FY2017, interest after FY2023; sales and marketing and general
+# and administrative expense are split out only from FY2023.
+APPLE_RECENT_GAPS = {
+    "goodwill",
+    "intangible_assets",
+    "accrued_liabilities",
+    "interest_expense",
+    "interest_paid",
+    "selling_and_marketing",
+    "general_and_administrative",
+}
+
+
+def test_every_reported_catalog_metric_has_recent_values_for_apple() -> None:
     years = {(r.metric, r.fiscal_year) for r in parsed(APPLE)}
     for metric in CATALOG:
+        # Derived metrics are not parsed from companyfacts; see tests/test_derived_metrics.py.
+        if metric.derived or metric.id in APPLE_RECENT_GAPS:
+            continue
         for year in range(2019, 2026):
             assert (metric.id, year) in years, (metric.id, year)
     assert value(APPLE, "eps_diluted", 2023).unit == "USD/share"
@@ -382,17 +399,18 @@ def test_resolve_metric(phrase: str, metric: str) -> None:
     assert resolved is not None and resolved.id == metric
 
 
-@pytest.mark.parametrize("phrase", ["weather", "total debt", "debt", "gross margin", ""])
+@pytest.mark.parametrize("phrase", ["weather", "margin", "growth", ""])
 def test_resolve_metric_refuses_other_phrases(phrase: str) -> None:
     assert resolve_metric(phrase) is None
 
 
 def test_catalog_shape() -> None:
-    assert len(CATALOG) == 12 and set(METRICS_BY_ID) == {m.id for m in CATALOG}
+    # The catalog's own tests are in tests/test_metric_catalog.py; here what the parser needs.
+    assert len(CATALOG) >= 140 and set(METRICS_BY_ID) == {m.id for m in CATALOG}
     for metric in CATALOG:
-        assert metric.unit in {"USD", "USD/share"}
+        assert metric.unit in {"USD", "USD/share", "%", "x", "days", "shares"}
         assert metric.kind in {"flow", "instant"}
-        assert metric.xbrl_tags
+        assert bool(metric.xbrl_tags) != metric.derived
         assert all(alias == alias.lower() for alias in metric.aliases)
 
 

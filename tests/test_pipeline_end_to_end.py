@@ -296,3 +296,38 @@ async def test_a_stored_question_that_was_never_published_is_answered_after_a_ga
 
 async def answered(conn: asyncpg.Connection, request_id: str) -> bool:
     return bool(await conn.fetchval("SELECT 1 FROM answers WHERE request_id = $1", request_id))
+
+
+# (question, what the answer must say)
+DEPTH_QUESTIONS = [
+    ("Apple revenue Q1 FY2024", ["$119.6 billion", "Q1 of fiscal 2024", "2023-12-30"]),
+    ("Apple revenue in Q4 FY2024", ["$94.9 billion", "2024-09-28"]),
+    ("NVIDIA revenue Q4 FY2025", ["$39.3 billion", "2025-01-26"]),
+    ("Alphabet fourth-quarter revenue 2024", ["$96.5 billion"]),
+    (
+        "Apple revenue 2019 through 2023",
+        ["$260.2 billion", "$274.5 billion", "$365.8 billion", "$394.3 billion", "$383.3 billion"],
+    ),
+    (
+        "AAPL stock price in 2022",
+        ["$182.01 on 2022-01-03", "$129.93 on 2022-12-30", "-28.6%", "$126.04 on 2022-12-28"],
+    ),
+    ("What did Apple close at on 2022-12-30?", ["$129.93 on 2022-12-30"]),
+    (
+        "When did Apple file its fiscal 2023 10-K?",
+        ["filed 2023-11-03", "0000320193-23-000106", "fiscal 2023"],
+    ),
+    ("Microsoft revenue 2023", ["Microsoft", "daily prices from", "SEC filings index"]),
+    ("Tesla stock price 2021", ["Tesla", "financial figures for fiscal 2009 to 2021"]),
+    ("Apple stock price 2025", ["held: 1980-12-12 to 2023-04-14"]),
+]
+
+
+@pytest.mark.parametrize(("question", "expected"), DEPTH_QUESTIONS)
+async def test_quarters_ranges_prices_filings_and_no_data_are_answered_and_validated(
+    client: httpx.AsyncClient, question: str, expected: list[str]
+) -> None:
+    body = await ask(client, question)
+    for text in expected:
+        assert text in body["answer"], body["answer"]
+    assert body["validation"]["passed"], body["validation"]

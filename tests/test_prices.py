@@ -380,7 +380,10 @@ async def test_a_company_without_prices_and_an_unknown_ticker_are_said_so(
 ) -> None:
     tesla = await get_prices(loaded, GetPricesArgs(symbol="TSLA"))
     assert tesla.facts == []
-    assert tesla.missing == ["Tesla's daily prices (finq holds no prices for TSLA)"]
+    # What is held for Tesla instead is said, so the user knows what to ask.
+    [no_prices] = tesla.missing
+    assert no_prices.startswith("Tesla's daily prices (finq holds Tesla's financial figures")
+    assert "SEC filings index" in no_prices
     unknown = await get_prices(loaded, GetPricesArgs(symbol="ZZZZ"))
     assert unknown.missing == ["ZZZZ's daily prices (finq holds no prices for ZZZZ)"]
 

@@ -154,8 +154,8 @@ def _source_citation(source: Source) -> Citation:
     )
 
 
-def _missing_sentences(missing: list[str]) -> list[str]:
-    return [f"No figure is held for {item.strip().rstrip('.')}." for item in missing]
+def _missing_sentences(missing: list[str], noun: str = "No figure is") -> list[str]:
+    return [f"{noun} held for {item.strip().rstrip('.')}." for item in missing]
 
 
 def compose_price_answer(
@@ -195,7 +195,7 @@ def compose_price_answer(
                     f"{high.period_end.isoformat()} and its lowest "
                     f"{format_per_share(low.value)} on {low.period_end.isoformat()}."
                 )
-    sentences.extend(_missing_sentences(missing))
+    sentences.extend(_missing_sentences(missing, "No data is"))
     if not sentences:
         sentences.append("No prices were found for this question.")
     return " ".join(sentences), [_source_citation(source) for source in sources]
@@ -219,7 +219,7 @@ def compose_filings_answer(
             items.append(f"{source.form}{period}{filed}, accession {source.accession}")
         noun = "filing" if len(items) == 1 else "filings"
         sentences.append(f"{possessive(company)} {noun}: " + "; ".join(items) + ".")
-    sentences.extend(_missing_sentences(missing))
+    sentences.extend(_missing_sentences(missing, "No data is"))
     if not sentences:
         sentences.append("No filings were found for this question.")
     return " ".join(sentences), [_source_citation(source) for source in sources]

@@ -33,6 +33,7 @@ from services.ingest.companyfacts import (
     read_json,
 )
 from services.ingest.dataset import DEFAULT_DATASET_DIR, sha256_prefix, write_dataset
+from services.ingest.derived import derive_metrics
 from services.ingest.filings import FilingRecord, read_submissions_files
 from services.ingest.prices import (
     PRICE_ONLY_NAMES,
@@ -175,6 +176,12 @@ def build_dataset(source: Path, prices: Path, output: Path) -> dict[str, int]:
     price_files, price_companies, price_sources = build_prices(
         prices, source, {company.symbol for company in companies}
     )
+    # The derived metrics (margins, growth, ratios) come after the prices: the valuation
+    # ones read the close at each fiscal period end.
+    closes = {
+        parse.symbol: [(row.day, row.close) for row in parse.rows] for parse in price_files.values()
+    }
+    values = [*values, *derive_metrics(values, closes)]
     filings, filing_companies, filing_sources = build_filings(
         source, {company.symbol for company in [*companies, *price_companies]}
     )

@@ -77,8 +77,9 @@ REPORT_FORMS: tuple[str, ...] = ("10-K", "10-Q")
 # The internal period type of a nine-month year-to-date; it is only an operand of Q4.
 NINE_MONTHS = "9M"
 
-# companyfacts names per-share units "USD/shares"; the catalog says "USD/share".
-XBRL_UNITS: dict[str, str] = {"USD": "USD", "USD/share": "USD/shares"}
+# companyfacts names per-share units "USD/shares"; the catalog says "USD/share". Share
+# counts are "shares" in both.
+XBRL_UNITS: dict[str, str] = {"USD": "USD", "USD/share": "USD/shares", "shares": "shares"}
 
 # Only revenue gets the check: its fallback tags are alternative names for one total,
 # whereas e.g. NetIncomeLoss may legitimately be far below ProfitLoss (large minority

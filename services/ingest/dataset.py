@@ -41,6 +41,7 @@ from services.ingest.companyfacts import (
     parse_companyfacts,
     read_json,
 )
+from services.ingest.derived import derive_metrics
 from services.ingest.filings import (
     FilingRecord,
     check_unique_filings,
@@ -430,7 +431,9 @@ def parse_companyfacts_files(
         if not company_values:
             raise IngestError(f"{path}: no annual 10-K values for any catalog metric")
         companies.append(company)
-        values.extend(company_values)
+        # The margins, growth rates and ratios too, as the default dataset has them (without
+        # prices here, so no valuation metrics).
+        values.extend([*company_values, *derive_metrics(company_values)])
     return companies, values
 
 

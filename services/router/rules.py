@@ -252,6 +252,10 @@ _FORM_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
 _ISO_DATE = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
 
 
+# Catalog metrics that a price question names ("share price"): answered from daily prices.
+PRICE_METRICS = frozenset({"period_end_price"})
+
+
 def find_forms(text: str) -> list[str]:
     return [form for pattern, form in _FORM_PHRASES if pattern.search(text)]
 
@@ -360,7 +364,7 @@ def route_question(question: str, directory: CompanyDirectory) -> RouteDecided:
         entities["forms"] = forms
         return _plan(question, "filings", GET_RECENT_FILINGS, arguments, entities, directory)
 
-    if symbols and _PRICE_WORDS.search(question) and not metrics:
+    if symbols and _PRICE_WORDS.search(question) and set(metrics) <= PRICE_METRICS:
         window = price_window(question, years)
         entities["window"] = {k: v.isoformat() for k, v in window.items()}
         return _plan(

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from services.tools.financial_metrics import Fetcher
+from services.tools.holdings import describe_holdings
+from services.tools.sql import Fetcher
 from shared.contracts import Source, ToolResult
 from shared.tool_schemas import GET_RECENT_FILINGS, GetRecentFilingsArgs
 
@@ -101,7 +102,8 @@ def _held_summary(held: Sequence[Any]) -> str:
             span = f"for fiscal {row['first_year']} to {row['latest_year']}"
         else:
             span = f"filed {row['first_filed'].isoformat()} to {row['latest_filed'].isoformat()}"
-        parts.append(f"{row['form']} {span} ({row['filings']})")
+        # No counts: a bare number in an answer must be a checked figure.
+        parts.append(f"{row['form']} {span}")
     return "; ".join(parts)
 
 
@@ -147,6 +149,12 @@ async def get_recent_filings(db: Fetcher, args: GetRecentFilingsArgs) -> ToolRes
         reverse=True,
     )
     held = [row for row in rows if row["kind"] == "held"]
+    if not held:
+        holdings = await describe_holdings(db, [args.symbol])
+        _, what = holdings.get(args.symbol, (company, f"finq holds none for {args.symbol}"))
+        return ToolResult(
+            tool=GET_RECENT_FILINGS, arguments=arguments, missing=[f"{company}'s filings ({what})"]
+        )
     return ToolResult(
         tool=GET_RECENT_FILINGS,
         arguments=arguments,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
+from services.tools.holdings import describe_holdings
+from services.tools.sql import Fetcher
 from shared.contracts import Fact, Source, ToolResult
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
@@ -38,10 +39,6 @@ END
 UNION ALL
 SELECT DISTINCT ON (symbol, metric) 'held' AS kind, * FROM held
 """
-
-
-class Fetcher(Protocol):
-    async def fetch(self, query: str, *args: Any) -> Sequence[Any]: ...
 
 
 def edgar_filing_url(cik: str, accession: str) -> str:
@@ -134,12 +131,14 @@ async def get_financial_metrics(db: Fetcher, args: GetFinancialMetricsArgs) -> T
             f.fiscal_quarter or 0,
         )
     )
+    unheld = [symbol for symbol in args.symbols if symbol not in names]
+    holdings = await describe_holdings(db, unheld) if unheld else {}
     return ToolResult(
         tool=GET_FINANCIAL_METRICS,
         arguments=args.model_dump(exclude_none=True),
         facts=facts,
         sources=list(sources.values()),
-        missing=describe_missing(args, names, held, found),
+        missing=describe_missing(args, names, held, found, holdings),
     )
 
 
@@ -148,6 +147,7 @@ def describe_missing(
     names: dict[str, str],
     held: dict[tuple[str, str], Any],
     found: set[tuple[str, str, int, int]],
+    holdings: dict[str, tuple[str, str]],
 ) -> list[str]:
     """What was asked and is not held, each with what is held instead."""
     kind = {"annual": "", "quarterly": "quarterly ", "ttm": "trailing-twelve-month "}[args.period]
@@ -159,9 +159,13 @@ def describe_missing(
             company = names.get(symbol, symbol)
             span = held.get((symbol, metric))
             if span is None:
-                missing.append(
-                    f"{company}'s {kind}{label} (finq holds no such figures for {symbol})"
-                )
+                if symbol in holdings:
+                    company, what = holdings[symbol]
+                    missing.append(f"{company}'s {kind}{label} ({what})")
+                elif symbol in names:
+                    missing.append(f"{company}'s {kind}{label} (none held for {symbol})")
+                else:
+                    missing.append(f"{symbol}'s {kind}{label} (finq knows no such company)")
                 continue
             available = f"held: fiscal {span['first_year']} to {span['latest_year']}"
             for year in args.fiscal_years or []:

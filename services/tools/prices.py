@@ -11,7 +11,8 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-from services.tools.financial_metrics import Fetcher
+from services.tools.holdings import describe_holdings
+from services.tools.sql import Fetcher
 from shared.contracts import Fact, Source, ToolResult
 from shared.tool_schemas import GET_PRICES, GetPricesArgs
 
@@ -91,10 +92,10 @@ async def get_prices(db: Fetcher, args: GetPricesArgs) -> ToolResult:
     series = [row for row in rows if row["day"] is not None]
     first_held, last_held = head["first_held"], head["last_held"]
     if first_held is None:
+        holdings = await describe_holdings(db, [args.symbol])
+        _, what = holdings.get(args.symbol, (company, f"finq holds no prices for {args.symbol}"))
         return ToolResult(
-            tool=GET_PRICES,
-            arguments=arguments,
-            missing=[f"{company}'s daily prices (finq holds no prices for {args.symbol})"],
+            tool=GET_PRICES, arguments=arguments, missing=[f"{company}'s daily prices ({what})"]
         )
     if not series:
         return ToolResult(

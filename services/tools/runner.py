@@ -8,8 +8,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from services.tools.filings import get_recent_filings
-from services.tools.financial_metrics import Fetcher, get_financial_metrics
+from services.tools.financial_metrics import get_financial_metrics
 from services.tools.prices import get_prices
+from services.tools.sql import Fetcher
 from shared.contracts import RouteDecided, ToolCall, ToolError, ToolResult, ToolsCompleted
 from shared.tool_schemas import (
     GET_FINANCIAL_METRICS,
