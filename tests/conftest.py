@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 
@@ -99,3 +102,26 @@ async def client(finq: RunningFinq) -> AsyncIterator[httpx.AsyncClient]:
 
 def read_logs(log_dir: Path) -> dict[str, str]:
     return {path.stem: path.read_text(errors="replace") for path in sorted(log_dir.glob("*.log"))}
+
+
+@asynccontextmanager
+async def own_database(servers: Servers, name: str) -> AsyncIterator[str]:
+    """A migrated database of its own on the session's server, dropped afterwards."""
+    base = servers.postgres.dsn.rsplit("/", 1)[0]
+    admin = await asyncpg.connect(f"{base}/postgres")
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        dsn = f"{base}/{name}"
+        await prepare_database(dsn, load_default=False)
+        yield dsn
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+@pytest.fixture
+async def database(servers: Servers, request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    """A database of this test's own, named for its module and test so tests never share one."""
+    raw = f"t_{request.module.__name__.rsplit('.', 1)[-1][5:15]}_{request.node.name[:40]}"
+    async with own_database(servers, re.sub(r"[^a-z0-9_]", "_", raw.lower())) as dsn:
+        yield dsn

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import date
 from pathlib import Path
+from typing import Any
 
+import asyncpg
 import pytest
 
 from shared.contracts import Fact
@@ -68,3 +70,15 @@ def make_fact(
         unit=unit,
         source_id=source_id or f"sec:{symbol}:{metric}:{year}",
     )
+
+
+class CountingFetcher:
+    """A connection that counts its round-trips, for the one-query promises of the tools."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+        self.round_trips = 0
+
+    async def fetch(self, query: str, *args: Any) -> Sequence[Any]:
+        self.round_trips += 1
+        return await self.conn.fetch(query, *args)

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
-
 import asyncpg
-import pytest
 
-from services.control.cli import prepare_database
 from services.ingest.dataset import (
     DEFAULT_DATASET_DIR,
     ingest_companyfacts_files,
@@ -18,23 +13,7 @@ from services.ingest.dataset import (
 from services.tools.financial_metrics import get_financial_metrics
 from shared.db import list_migrations, migrate
 from shared.tool_schemas import GetFinancialMetricsArgs
-from tests.conftest import Servers
-from tests.helpers import require_shared_data
-
-
-@pytest.fixture
-async def database(servers: Servers, request: pytest.FixtureRequest) -> AsyncIterator[str]:
-    """A database of this test's own on the session's server, dropped afterwards."""
-    name = f"t_{request.node.name[:40].lower()}".replace("[", "_").replace("]", "_")
-    admin = await asyncpg.connect(servers.postgres.dsn.rsplit("/", 1)[0] + "/postgres")
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        dsn = servers.postgres.dsn.rsplit("/", 1)[0] + f"/{name}"
-        await prepare_database(dsn, load_default=False)
-        yield dsn
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+from tests.helpers import CountingFetcher, require_shared_data
 
 
 async def test_migrations_are_applied_once_and_recorded(database: str) -> None:
@@ -63,16 +42,6 @@ async def test_loading_the_bundled_dataset_twice_changes_nothing_the_second_time
     assert first["metric_values"] == len(dataset.values) == stored
     assert first["metric_values_changed"] == len(dataset.values)
     assert second["metric_values_changed"] == 0
-
-
-class CountingFetcher:
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
-        self.round_trips = 0
-
-    async def fetch(self, query: str, *args: Any) -> Sequence[Any]:
-        self.round_trips += 1
-        return await self.conn.fetch(query, *args)
 
 
 async def test_many_companies_metrics_and_years_come_back_in_one_round_trip(

@@ -7,17 +7,14 @@ The synthetic tests run anywhere; the ones on real SEC files skip without ../sha
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
 from datetime import date
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 import pytest
 from pydantic import ValidationError
 
-from services.control.cli import prepare_database
 from services.ingest.companyfacts import IngestError, read_json
 from services.ingest.dataset import DEFAULT_DATASET_DIR, MANIFEST_FILE, load_dataset, read_dataset
 from services.ingest.filings import (
@@ -30,8 +27,7 @@ from services.ingest.filings import (
 )
 from services.tools.filings import get_recent_filings
 from shared.tool_schemas import TOOL_ARGUMENTS, GetRecentFilingsArgs
-from tests.conftest import Servers
-from tests.helpers import require_shared_data
+from tests.helpers import CountingFetcher, require_shared_data
 
 APPLE, NVIDIA, TESLA, MICROSOFT = "0000320193", "0001045810", "0001318605", "0000789019"
 TESLA_PAGE = f"CIK{TESLA}-submissions-001.json"
@@ -282,31 +278,6 @@ def test_the_bundled_dataset_holds_the_filings() -> None:
 
 
 # --- PostgreSQL ------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def database(servers: Servers, request: pytest.FixtureRequest) -> AsyncIterator[str]:
-    """A database of this test's own on the session's server, dropped afterwards."""
-    name = f"f_{request.node.name[:40].lower()}".replace("[", "_").replace("]", "_")
-    admin = await asyncpg.connect(servers.postgres.dsn.rsplit("/", 1)[0] + "/postgres")
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        dsn = servers.postgres.dsn.rsplit("/", 1)[0] + f"/{name}"
-        await prepare_database(dsn, load_default=False)
-        yield dsn
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
-
-
-class CountingFetcher:
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
-        self.round_trips = 0
-
-    async def fetch(self, query: str, *args: Any) -> Sequence[Any]:
-        self.round_trips += 1
-        return await self.conn.fetch(query, *args)
 
 
 async def test_ingested_submissions_answer_recent_filings_in_one_round_trip(

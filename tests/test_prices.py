@@ -7,16 +7,14 @@ The parsing tests run anywhere; the ones on real price files skip without ../sha
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 import pytest
 from pydantic import ValidationError
 
-from services.control.cli import prepare_database
 from services.ingest.companyfacts import IngestError
 from services.ingest.dataset import (
     DEFAULT_DATASET_DIR,
@@ -34,8 +32,8 @@ from services.ingest.prices import (
 )
 from services.tools.prices import get_prices
 from shared.tool_schemas import GetPricesArgs
-from tests.conftest import Servers
-from tests.helpers import require_shared_data
+from tests.conftest import Servers, own_database
+from tests.helpers import CountingFetcher, require_shared_data
 
 HEADER = "Date,Open,High,Low,Close,Adj Close,Volume\n"
 NULL_REASON = "null open, high, low, close, adj_close, volume"
@@ -181,49 +179,16 @@ def test_the_bundled_dataset_holds_every_price_file() -> None:
 # --- PostgreSQL ---------------------------------------------------------------------------
 
 
-async def _fresh_database(servers: Servers, name: str) -> tuple[asyncpg.Connection, str]:
-    admin = await asyncpg.connect(servers.postgres.dsn.rsplit("/", 1)[0] + "/postgres")
-    await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-    dsn = servers.postgres.dsn.rsplit("/", 1)[0] + f"/{name}"
-    await prepare_database(dsn, load_default=False)
-    return admin, dsn
-
-
-@pytest.fixture
-async def database(servers: Servers, request: pytest.FixtureRequest) -> AsyncIterator[str]:
-    """A database of this test's own on the session's server, dropped afterwards."""
-    name = f"t_{request.node.name[:40].lower()}".replace("[", "_").replace("]", "_")
-    admin, dsn = await _fresh_database(servers, name)
-    try:
-        yield dsn
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
-
-
 @pytest.fixture(scope="module")
 async def loaded(servers: Servers) -> AsyncIterator[asyncpg.Connection]:
     """One database with the bundled dataset for the read-only tool tests of this module."""
-    name = "t_prices_bundled"
-    admin, dsn = await _fresh_database(servers, name)
-    conn = await asyncpg.connect(dsn)
-    try:
-        await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
-        yield conn
-    finally:
-        await conn.close()
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
-
-
-class CountingFetcher:
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
-        self.round_trips = 0
-
-    async def fetch(self, query: str, *args: Any) -> Sequence[Any]:
-        self.round_trips += 1
-        return await self.conn.fetch(query, *args)
+    async with own_database(servers, "t_prices_bundled") as dsn:
+        conn = await asyncpg.connect(dsn)
+        try:
+            await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+            yield conn
+        finally:
+            await conn.close()
 
 
 async def test_ingesting_the_real_apple_file_stores_it_exactly_and_idempotently(
