@@ -196,6 +196,8 @@ CATALOG: tuple[Metric, ...] = (
             "profit",
             "net profit",
             "bottom line",
+            "profit after tax",
+            "after tax profit",
         ),
         # ProfitLoss also counts noncontrolling interests, so it is only a fallback.
         xbrl_tags=("NetIncomeLoss", "ProfitLoss"),

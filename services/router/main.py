@@ -1,15 +1,29 @@
-"""Router wiring: load the company directory once, then route each question."""
+"""Router wiring: load the company directory and the metric resolver once, then route each
+question and keep the alias log."""
 
 from __future__ import annotations
 
-import asyncpg
+import asyncio
 
-from services.router.rules import CompanyDirectory, CompanyEntry, route_question
+import asyncpg
+import structlog
+
+from services.router.metric_finding import MetricFinder
+from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder, route_question
 from services.router.settings import RouterSettings
 from shared import subjects
 from shared.bus import Forward, Handler
-from shared.contracts import Envelope, QuestionAsked
+from shared.contracts import Envelope, QuestionAsked, RouteDecided
+from shared.metric_aliases import (
+    Database,
+    confirm_exact_uses,
+    load_learned_aliases,
+    record_metric_phrases,
+)
+from shared.metric_resolver import MetricResolver, MiniLMEmbedder, Resolution
 from shared.runtime import StageClients, run, serve_stage
+
+log = structlog.get_logger()
 
 
 async def load_directory(pool: asyncpg.Pool) -> CompanyDirectory:
@@ -26,12 +40,58 @@ async def load_directory(pool: asyncpg.Pool) -> CompanyDirectory:
     )
 
 
+async def load_resolver(db: Database, settings: RouterSettings) -> MetricResolver:
+    learned = await load_learned_aliases(db)
+    embedder = None
+    if settings.router_metric_embeddings:
+        # Loading torch and the model takes seconds: off the event loop.
+        embedder = await asyncio.to_thread(MiniLMEmbedder.load)
+    resolver = await asyncio.to_thread(MetricResolver.from_catalog, embedder, learned)
+    resolver.embedding_threshold = settings.router_embedding_threshold
+    resolver.embedding_min_lead = settings.router_embedding_min_lead
+    log.info(
+        "metric resolver ready",
+        phrases=len(resolver.phrases),
+        learned=len(learned),
+        embeddings=embedder is not None,
+    )
+    return resolver
+
+
+async def keep_alias_log(
+    db: Database, finder: MetricFinder, envelope: Envelope[QuestionAsked], route: RouteDecided
+) -> None:
+    """Count what only a fallback understood or nothing did; learn readings that this
+    conversation has now confirmed by naming the metric exactly."""
+    entities = route.entities
+    resolutions = [
+        Resolution(r["phrase"], r["metric"], r["confidence"], r["method"])
+        for r in entities.get("metric_resolutions", [])
+    ]
+    unresolved = entities.get("unknown_metric_phrases", [])
+    if resolutions or unresolved:
+        await record_metric_phrases(
+            db, envelope.conversation_id, route.question, resolutions, unresolved
+        )
+    learned = await confirm_exact_uses(
+        db, envelope.conversation_id, envelope.request_id, entities.get("named_metrics", [])
+    )
+    for phrase, metric in learned.items():
+        finder.learn(phrase, metric)
+        log.info("learned metric alias", phrase=phrase, metric=metric)
+
+
 async def build_handler(clients: StageClients) -> Handler:
     assert clients.pool is not None
-    directory = await load_directory(clients.pool)
+    pool = clients.pool
+    settings = clients.settings
+    assert isinstance(settings, RouterSettings)
+    directory = await load_directory(pool)
+    finder = metric_finder(directory, await load_resolver(pool, settings))
 
     async def handle(envelope: Envelope[QuestionAsked]) -> Forward:
-        route = route_question(envelope.payload.question, directory)
+        route = route_question(envelope.payload.question, directory, finder)
+        await keep_alias_log(pool, finder, envelope, route)
         return Forward(subjects.ROUTE_DECIDED, envelope.carry(route))
 
     return handle  # type: ignore[return-value]

@@ -6,6 +6,7 @@ the database once at start and passed in.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -13,8 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from services.router.metric_finding import MetricFinder, MetricMatches, describe_unknown
 from shared.contracts import Intent, RouteDecided, ToolCall
-from shared.metric_catalog import METRICS_BY_ID, PHRASE_INDEX, mid_sentence, normalize_metric_phrase
+from shared.metric_catalog import METRICS_BY_ID, mid_sentence
+from shared.metric_resolver import MetricResolver, normalize_phrase
 from shared.tool_schemas import (
     GET_FINANCIAL_METRICS,
     GET_PRICES,
@@ -66,13 +69,6 @@ TICKER_STOP_WORDS = frozenset(
         "ttm",
         "fy",
     }
-)
-
-# Longest phrases first, so "operating cash flow" wins over "cash".
-_METRIC_PATTERN = re.compile(
-    r"\b("
-    + "|".join(re.escape(p) for p in sorted(PHRASE_INDEX, key=len, reverse=True) if p)
-    + r")\b"
 )
 
 _YEAR_PATTERN = re.compile(
@@ -143,14 +139,33 @@ class CompanyDirectory:
     def describe(self) -> str:
         return ", ".join(f"{e.display_name} ({e.symbol})" for e in self.entries)
 
+    def words(self) -> frozenset[str]:
+        """Every word of every company name and ticker, as the metric finder sees them."""
+        words: set[str] = set()
+        for entry in self.entries:
+            for name in (entry.symbol, entry.display_name, *entry.names):
+                words.update(normalize_phrase(name).split())
+        return frozenset(words)
+
+
+_NO_COMPANIES = CompanyDirectory(())
+
+
+def metric_finder(
+    directory: CompanyDirectory, resolver: MetricResolver | None = None
+) -> MetricFinder:
+    return MetricFinder(resolver or MetricResolver.from_catalog(), directory.words())
+
 
 def find_metrics(text: str) -> list[str]:
-    ordered: list[str] = []
-    for match in _METRIC_PATTERN.finditer(normalize_metric_phrase(text)):
-        metric = PHRASE_INDEX[match.group(1)].id
-        if metric not in ordered:
-            ordered.append(metric)
-    return ordered
+    """The catalog metrics a text names exactly, in order."""
+    return _catalog_finder(_NO_COMPANIES).exact(text).metrics
+
+
+@functools.cache
+def _catalog_finder(directory: CompanyDirectory) -> MetricFinder:
+    """A finder over the catalog alone, for callers that bring no finder of their own."""
+    return metric_finder(directory)
 
 
 _QUARTER_PATTERN = re.compile(
@@ -343,17 +358,68 @@ def _plan(
     )
 
 
-def route_question(question: str, directory: CompanyDirectory) -> RouteDecided:
+_GROWTH_WORDS = re.compile(
+    r"\b(?:grow|grew|grown|growing|growth|increased?|rise|rose|risen|declined?|fall|fell"
+    r"|fallen|drop(?:ped)?|changed?|yoy|year[\s-]+over[\s-]+year)\b",
+    re.IGNORECASE,
+)
+_CAGR_WORDS = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual", re.IGNORECASE)
+_COMPARISON_WORDS = re.compile(
+    r"\b(?:compare[ds]?|comparison|vs\.?|versus|more|less|higher|lower|bigger|larger"
+    r"|smaller|greater|than|which|who)\b",
+    re.IGNORECASE,
+)
+_YOY_FORMULA = re.compile(r"^\((\w+) / \1\[-1\] - 1\) \* 100$")
+_CAGR_FORMULA = re.compile(r"^\(\((\w+) / \1\[-(\d+)\]\) \*\* \(1 / \2\) - 1\) \* 100$")
+# base metric → its year-over-year growth metric; (base, years) → its CAGR metric.
+YOY_GROWTH_OF: dict[str, str] = {
+    match.group(1): metric.id
+    for metric in METRICS_BY_ID.values()
+    if metric.formula and (match := _YOY_FORMULA.match(metric.formula))
+}
+CAGR_OF: dict[tuple[str, int], str] = {
+    (match.group(1), int(match.group(2))): metric.id
+    for metric in METRICS_BY_ID.values()
+    if metric.formula and (match := _CAGR_FORMULA.match(metric.formula))
+}
+
+
+def growth_metrics(question: str, metrics: list[str], years: list[int]) -> list[str]:
+    """ "How much did revenue grow" asks for revenue growth, "revenue CAGR over the last 5
+    years" for the 5-year CAGR; over a range the figures themselves stay beside their growth,
+    so the answer shows both what they were and how they moved."""
+    span = find_last_n(question)
+    window = span[0] if span and span[1] == "years" else (max(years) - min(years) if years else 0)
+    chosen: list[str] = []
+    for metric in metrics:
+        if _CAGR_WORDS.search(question):
+            cagr = CAGR_OF.get((metric, window)) or CAGR_OF.get((metric, 3))
+            replacement = [cagr] if cagr else [metric]
+        elif _GROWTH_WORDS.search(question) and metric in YOY_GROWTH_OF:
+            growth = YOY_GROWTH_OF[metric]
+            replacement = [metric, growth] if len(years) > 1 or span else [growth]
+        else:
+            replacement = [metric]
+        chosen.extend(m for m in replacement if m not in chosen)
+    return chosen
+
+
+def route_question(
+    question: str, directory: CompanyDirectory, finder: MetricFinder | None = None
+) -> RouteDecided:
+    finder = finder or _catalog_finder(directory)
     symbols = directory.find(question)
-    metrics = find_metrics(question)
+    scan = finder.exact(question)
+    exact_metrics = scan.metrics
     years = find_fiscal_years(_without_dates(question))
     entities: dict[str, Any] = {
         "symbols": symbols,
         "companies": [
             entry.display_name for s in symbols if (entry := directory.get(s)) is not None
         ],
-        "metrics": metrics,
+        "metrics": exact_metrics,
         "fiscal_years": years,
+        "named_metrics": exact_metrics,  # named exactly (catalog or learned), before fallbacks
     }
 
     if symbols and _FILING_WORDS.search(question):
@@ -364,12 +430,31 @@ def route_question(question: str, directory: CompanyDirectory) -> RouteDecided:
         entities["forms"] = forms
         return _plan(question, "filings", GET_RECENT_FILINGS, arguments, entities, directory)
 
-    if symbols and _PRICE_WORDS.search(question) and set(metrics) <= PRICE_METRICS:
+    if symbols and _PRICE_WORDS.search(question) and set(exact_metrics) <= PRICE_METRICS:
         window = price_window(question, years)
         entities["window"] = {k: v.isoformat() for k, v in window.items()}
         return _plan(
             question, "price", GET_PRICES, {"symbol": symbols[0], **window}, entities, directory
         )
+
+    matches: MetricMatches = finder.find(scan)
+    span_years = find_year_range(_without_dates(question)) or years
+    metrics = growth_metrics(question, matches.metrics, span_years)
+    entities["metrics"] = metrics
+    if matches.resolutions:
+        entities["metric_resolutions"] = [
+            {
+                "phrase": r.phrase,
+                "metric": r.metric_id,
+                "method": r.method,
+                "confidence": r.confidence,
+            }
+            for r in matches.resolutions
+        ]
+    if matches.unresolved and not metrics:
+        entities["unknown_metric_phrases"] = matches.unresolved
+    if len(symbols) > 1 and _COMPARISON_WORDS.search(question):
+        entities["comparison"] = True
 
     if symbols and metrics:
         return _plan(
@@ -384,7 +469,12 @@ def route_question(question: str, directory: CompanyDirectory) -> RouteDecided:
     if metrics and not symbols:
         labels = " and ".join(mid_sentence(METRICS_BY_ID[m].label) for m in metrics)
         clarifying = f"Which company's {labels} do you mean? finq holds {directory.describe()}."
-    elif symbols and not metrics:
+    elif symbols and matches.unresolved:
+        clarifying = (
+            f"{describe_unknown(matches.unresolved[0], finder.resolver)} "
+            "Which of them, or which other figure, do you mean?"
+        )
+    elif symbols:
         names = " and ".join(
             entry.display_name for s in symbols if (entry := directory.get(s)) is not None
         )

@@ -1,7 +1,18 @@
 from __future__ import annotations
 
+from pydantic import Field
+
+from shared import metric_resolver
 from shared.settings import StageSettings
 
 
 class RouterSettings(StageSettings):
-    """FINQ_* variables the router reads (see shared.settings for the common ones)."""
+    """FINQ_ROUTER_* variables the router reads (see shared.settings for the common ones)."""
+
+    # The MiniLM fallback for paraphrased metric names. Loading it costs the router a few
+    # seconds at start and about 300 MB; without it, misspelt names still resolve (fuzzy).
+    router_metric_embeddings: bool = True
+    router_embedding_threshold: float = Field(
+        default=metric_resolver.EMBEDDING_THRESHOLD, ge=0, le=1
+    )
+    router_embedding_min_lead: float = Field(default=metric_resolver.EMBEDDING_MIN_LEAD, ge=0, le=1)

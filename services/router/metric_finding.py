@@ -1,0 +1,163 @@
+"""Which metrics a question names, including misspelt and paraphrased ones.
+
+Exact catalog phrases are found first with one compiled pattern over the normalized
+question (longest phrase wins, so "operating cash flow" beats "cash"). What is left once
+companies, periods and question words are taken out is tried against the resolver's
+fallbacks: runs of leftover words, longest windows first, fuzzy; then, only if no metric
+was found at all, the embedding fallback over each whole run. Leftover runs that nothing
+resolves are reported, so the router can name them and the three closest metrics.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from shared.metric_catalog import METRICS_BY_ID
+from shared.metric_resolver import MetricResolver, Resolution, normalize_phrase
+
+# Words that carry no metric meaning in a question. Kept apart from the resolver's stop
+# words, which apply to metric names themselves ("in" is part of "cash in hand").
+_QUESTION_WORDS = frozenset(
+    str.split(
+        "what whats was were is are be been how much many did does do doe has have had show "
+        "me tell give list please i we you they them it this that these those in on at to "
+        "from between and or vs versus v compare compared comparison with by over during "
+        "last past previous recent latest current year quarter month day fiscal fy calendar "
+        "ttm ltm trailing twelve q1 q2 q3 q4 first second third fourth 1st 2nd 3rd 4th "
+        "annual annually quarterly yearly through thru until which who whose when where "
+        "more less higher lower than most least biggest largest smallest highest lowest "
+        "better worse value figure number amount level report reported reporting "
+        "about as per each all both any inc corp corporation co ltd plc class stock share "
+        "ticker one two three four five six seven eight nine ten up down so far there "
+        "since ago around roughly approximately exactly total not no yes grow grew growth "
+        "change changed increase increased rise rose fall fell decline declined trend "
+        "cagr compound rate yoy"
+    )
+)
+_NUMBER = re.compile(r"^\d+[a-z]?$|^(?:19|20)\d{2}$|^fy\d{2,4}$|^q[1-4]$")
+# A run longer than this is a sentence, not a metric name; windows inside it are tried.
+_MAX_WINDOW = 5
+
+
+@dataclass(frozen=True)
+class ExactScan:
+    metrics: list[str]
+    leftover: list[str]  # the words no exact phrase took, "|" where one did
+
+
+@dataclass(frozen=True)
+class MetricMatches:
+    metrics: list[str]  # catalog ids in the order the question names them
+    resolutions: list[Resolution] = field(default_factory=list)  # the fallback ones only
+    unresolved: list[str] = field(default_factory=list)  # leftover phrases nothing matched
+
+
+@dataclass
+class MetricFinder:
+    resolver: MetricResolver
+    # Normalized company names and tickers, so "apple" is never tried as a metric.
+    company_words: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        # The longest phrase starting with each word: most words of a question start none.
+        self._longest: dict[str, int] = {}
+        for phrase in [*self.resolver.phrases, *self.resolver.learned]:
+            self._note_phrase(phrase)
+
+    def _note_phrase(self, phrase: str) -> None:
+        words = phrase.split()
+        if words:
+            self._longest[words[0]] = max(self._longest.get(words[0], 0), len(words))
+
+    def learn(self, phrase: str, metric_id: str) -> None:
+        self.resolver.learn(phrase, metric_id)
+        self._note_phrase(normalize_phrase(phrase))
+
+    def exact(self, question: str) -> ExactScan:
+        """The catalog and learned metrics a question names exactly, in order, and the
+        words around them."""
+        return ExactScan(*self._exact(normalize_phrase(question)))
+
+    def find(self, question: str | ExactScan) -> MetricMatches:
+        """Exact matches, then the fallbacks over what is left of the question."""
+        scan = self.exact(question) if isinstance(question, str) else question
+        metrics, leftover = list(scan.metrics), scan.leftover
+        runs = [run for run in self._content_runs(leftover) if run]
+        resolutions: list[Resolution] = []
+        unresolved: list[str] = []
+        for run in runs:
+            found, rest = self._fuzzy_windows(run)
+            resolutions.extend(found)
+            unresolved.extend(" ".join(words) for words in rest if words)
+        if not metrics and not resolutions and self.resolver.embedder is not None:
+            still: list[str] = []
+            for phrase in unresolved:
+                match = self.resolver.embedding(phrase)
+                if match is None:
+                    still.append(phrase)
+                else:
+                    resolutions.append(match)
+            unresolved = still
+        for resolution in resolutions:
+            if resolution.metric_id not in metrics:
+                metrics.append(resolution.metric_id)
+        return MetricMatches(metrics, resolutions, unresolved)
+
+    def _exact(self, normalized: str) -> tuple[list[str], list[str]]:
+        """Catalog and learned phrases in the question, longest first at each word (so
+        "operating cash flow" beats "cash"); the other words, with "|" where a phrase was."""
+        words = normalized.split()
+        metrics: list[str] = []
+        leftover: list[str] = []
+        start = 0
+        while start < len(words):
+            for size in range(min(self._longest.get(words[start], 0), len(words) - start), 0, -1):
+                phrase = " ".join(words[start : start + size])
+                metric = self.resolver.phrases.get(phrase) or self.resolver.learned.get(phrase)
+                if metric is not None:
+                    if metric not in metrics:
+                        metrics.append(metric)
+                    leftover.append("|")
+                    start += size
+                    break
+            else:
+                leftover.append(words[start])
+                start += 1
+        return metrics, leftover
+
+    def _content_runs(self, words: Iterable[str]) -> list[list[str]]:
+        runs: list[list[str]] = [[]]
+        for word in words:
+            if (
+                word == "|"
+                or word in _QUESTION_WORDS
+                or word in self.company_words
+                or _NUMBER.match(word)
+            ):
+                runs.append([])
+            else:
+                runs[-1].append(word)
+        return runs
+
+    def _fuzzy_windows(self, run: list[str]) -> tuple[list[Resolution], list[list[str]]]:
+        """Fuzzy matches inside one run of words, longest windows first; the words no
+        window matched, split into the runs they leave."""
+        for size in range(min(len(run), _MAX_WINDOW), 0, -1):
+            for start in range(len(run) - size + 1):
+                phrase = " ".join(run[start : start + size])
+                match = self.resolver.fuzzy(phrase)
+                if match is None:
+                    continue
+                before, before_rest = self._fuzzy_windows(run[:start])
+                after, after_rest = self._fuzzy_windows(run[start + size :])
+                return [*before, match, *after], [*before_rest, *after_rest]
+        return [], [run]
+
+
+def describe_unknown(phrase: str, resolver: MetricResolver) -> str:
+    """ "I don't know the metric 'ceo salary'; the closest are …" for a clarifying reply."""
+    closest = resolver.closest(phrase)
+    names = ", ".join(METRICS_BY_ID[m].label.lower() for m in closest)
+    return f"I don't know a metric called {phrase!r}; the closest I hold are {names}."

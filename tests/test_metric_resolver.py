@@ -1,0 +1,184 @@
+"""The metric resolver: normalization, exact and learned names, fuzzy and embedding
+fallbacks with their thresholds, and the error an unknown phrase gets."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.metric_catalog import CATALOG, METRICS_BY_ID, Metric
+from shared.metric_resolver import (
+    MetricResolver,
+    MiniLMEmbedder,
+    UnknownMetricPhrase,
+    catalog_phrases,
+    normalize_phrase,
+)
+
+
+@pytest.fixture(scope="module")
+def resolver() -> MetricResolver:
+    return MetricResolver.from_catalog()
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder.load()
+
+
+@pytest.mark.parametrize(
+    ("written", "normalized"),
+    [
+        ("P/E", "pe"),
+        ("p.e. ratio", "pe ratio"),
+        ("P E ratio", "pe ratio"),
+        ("R&D", "rd"),
+        ("r and d", "rd"),
+        ("SG&A", "sga"),
+        ("s.g.&a.", "sga"),
+        ("Net-Income", "net income"),
+        ("shareholders' equity", "shareholder equity"),
+        ("Research & Development", "research and development"),
+        ("EV/EBITDA", "ev to ebitda"),
+        ("price/earnings ratios", "price to earnings ratio"),
+        ("liabilities", "liability"),
+        ("income taxes", "income tax"),
+        ("gross losses", "gross loss"),
+        ("the company's revenues", "revenue"),
+        ("sales", "sales"),
+        ("earnings", "earnings"),
+        ("what is a P/E ratio", "what is pe ratio"),
+    ],
+)
+def test_phrases_are_normalized_so_spellings_of_one_name_meet(
+    written: str, normalized: str
+) -> None:
+    assert normalize_phrase(written) == normalized
+
+
+@pytest.mark.parametrize(
+    ("phrase", "metric"),
+    [
+        ("Revenue", "revenue"),
+        ("P/E", "pe_ratio"),
+        ("p.e. ratio", "pe_ratio"),
+        ("price-earnings ratios", "pe_ratio"),
+        ("ROE", "return_on_equity"),
+        ("capex", "capital_expenditures"),
+        ("R and D", "research_and_development"),
+        ("top line", "revenue"),
+        ("Net-Income", "net_income"),
+        ("net_income", "net_income"),
+    ],
+)
+def test_catalog_names_resolve_exactly_with_full_confidence(
+    resolver: MetricResolver, phrase: str, metric: str
+) -> None:
+    resolution = resolver.resolve(phrase)
+    assert (resolution.metric_id, resolution.method, resolution.confidence) == (
+        metric,
+        "exact",
+        1.0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("phrase", "metric"),
+    [
+        ("reveune", "revenue"),
+        ("gross margn", "gross_margin"),
+        ("opearting margin", "operating_margin"),
+        ("net incme", "net_income"),
+        ("dividnd yield", "dividend_yield"),
+        ("free cash flwo", "free_cash_flow"),
+    ],
+)
+def test_typing_slips_resolve_by_fuzzy_match_with_lower_confidence(
+    resolver: MetricResolver, phrase: str, metric: str
+) -> None:
+    resolution = resolver.resolve(phrase)
+    assert (resolution.metric_id, resolution.method) == (metric, "fuzzy")
+    assert 0.8 <= resolution.confidence < 1.0
+    assert resolution.by_fallback
+
+
+@pytest.mark.parametrize("phrase", ["roa", "marine", "incom", "weather", "margins"])
+def test_fuzzy_match_refuses_short_acronyms_and_other_words(
+    resolver: MetricResolver, phrase: str
+) -> None:
+    # "roa" is exact (ROA); a one-letter slip of a three-letter acronym is another acronym.
+    if phrase == "roa":
+        assert resolver.resolve(phrase).method == "exact"
+        assert resolver.fuzzy("roz") is None
+        return
+    assert resolver.fuzzy(phrase) is None
+
+
+def test_unknown_metric_suggests_closest_names(resolver: MetricResolver) -> None:
+    with pytest.raises(UnknownMetricPhrase) as caught:
+        resolver.resolve("margins of safety")
+    error = caught.value
+    assert error.phrase == "margins of safety"
+    assert len(error.closest) == 3
+    assert all(metric in METRICS_BY_ID for metric in error.closest)
+    assert "margin" in error.closest[0]
+    message = str(error)
+    assert "'margins of safety'" in message
+    for metric in error.closest:
+        assert METRICS_BY_ID[metric].label in message
+
+
+def test_a_learned_alias_resolves_as_learned_and_never_shadows_the_catalog() -> None:
+    resolver = MetricResolver.from_catalog()
+    resolver.learn("cash pile", "cash_and_equivalents")
+    resolver.learn("revenue", "net_income")  # the catalog's own name wins
+    assert resolver.resolve("Cash piles").method == "learned"
+    assert resolver.resolve("Cash piles").metric_id == "cash_and_equivalents"
+    assert resolver.resolve("revenue").metric_id == "revenue"
+    with pytest.raises(ValueError, match="unknown metric id"):
+        resolver.learn("widgets", "widget_count")
+
+
+def test_a_phrase_naming_two_metrics_after_normalizing_is_refused() -> None:
+    first = METRICS_BY_ID["revenue"]
+    clash = Metric(**{**first.__dict__, "id": "revenue_copy", "aliases": ("Revenues",)})
+    with pytest.raises(ValueError, match="names both revenue and revenue_copy"):
+        catalog_phrases([*CATALOG, clash])
+
+
+def test_resolution_without_fallbacks_refuses_a_typo(resolver: MetricResolver) -> None:
+    with pytest.raises(UnknownMetricPhrase):
+        resolver.resolve("reveune", fallbacks=False)
+
+
+@pytest.mark.parametrize(
+    ("phrase", "metric"),
+    [
+        ("money spent on research", "research_and_development"),
+        ("how much debt relative to equity", "debt_to_equity"),
+        ("debt load", "total_debt"),
+    ],
+)
+def test_paraphrases_resolve_by_embedding_similarity(
+    minilm: MiniLMEmbedder, phrase: str, metric: str
+) -> None:
+    resolver = MetricResolver.from_catalog(embedder=minilm)
+    resolution = resolver.resolve(phrase)
+    assert (resolution.metric_id, resolution.method) == (metric, "embedding")
+    assert resolution.confidence >= resolver.embedding_threshold
+
+
+@pytest.mark.parametrize("phrase", ["weather", "favorite color", "market share", "headcount"])
+def test_embedding_fallback_refuses_phrases_that_are_no_metric(
+    minilm: MiniLMEmbedder, phrase: str
+) -> None:
+    resolver = MetricResolver.from_catalog(embedder=minilm)
+    with pytest.raises(UnknownMetricPhrase) as caught:
+        resolver.resolve(phrase)
+    assert len(caught.value.closest) == 3
+
+
+def test_embedding_needs_a_clear_lead_over_the_next_metric(minilm: MiniLMEmbedder) -> None:
+    resolver = MetricResolver.from_catalog(embedder=minilm)
+    assert resolver.embedding("debt load") is not None
+    resolver.embedding_min_lead = 0.5  # no paraphrase leads its runner-up by that much
+    assert resolver.embedding("debt load") is None
