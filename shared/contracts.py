@@ -71,6 +71,18 @@ class ToolError(Contract):
     message: str
 
 
+class MetricInfo(Contract):
+    """A catalog entry as `list_metrics` returns it."""
+
+    id: str
+    label: str
+    category: str
+    unit: str
+    description: str
+    formula: str | None = None  # None for a figure read from filings
+    aliases: list[str] = Field(default_factory=list)
+
+
 class ToolResult(Contract):
     tool: str
     arguments: dict[str, Any]
@@ -79,12 +91,13 @@ class ToolResult(Contract):
     # What the tool looked for and did not find, said plainly, e.g. "TSLA revenue FY2031".
     missing: list[str] = Field(default_factory=list)
     error: ToolError | None = None
+    metrics: list[MetricInfo] = Field(default_factory=list)  # list_metrics only
 
 
 # --- payloads, one per hop --------------------------------------------------------
 
 
-Intent = Literal["metric_lookup", "price", "filings", "clarify"]
+Intent = Literal["metric_lookup", "price", "filings", "list_metrics", "clarify"]
 
 
 class QuestionAsked(Contract):

@@ -7,6 +7,7 @@ with arguments that did not pass here.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import date
 from typing import Annotated, Literal
@@ -20,16 +21,25 @@ from pydantic import (
     model_validator,
 )
 
-from shared.metric_catalog import METRICS_BY_ID
+from shared.metric_catalog import CATEGORIES, METRICS_BY_ID
+from shared.metric_resolver import MetricResolver, UnknownMetricPhrase
 
 GET_FINANCIAL_METRICS = "get_financial_metrics"
 GET_PRICES = "get_prices"
 GET_RECENT_FILINGS = "get_recent_filings"
+LIST_METRICS = "list_metrics"
 
 Symbol = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z.\-]{0,9}$")]
 FiscalYear = Annotated[int, Field(ge=1900, le=2100)]
 _FORM = re.compile(r"^[A-Z0-9][A-Z0-9 \-/]{0,19}$")
 _UNDASHED_FORM = re.compile(r"^(\d+)([A-Z]+(?:/A)?)$")
+
+
+@functools.cache
+def _argument_resolver() -> MetricResolver:
+    # Exact and fuzzy only: validation runs inside pydantic, where loading a model has no
+    # place; the router's embedding fallback has already run by the time a plan gets here.
+    return MetricResolver.from_catalog()
 
 
 class GetFinancialMetricsArgs(BaseModel):
@@ -62,10 +72,18 @@ class GetFinancialMetricsArgs(BaseModel):
     @field_validator("metrics")
     @classmethod
     def metrics_are_in_the_catalog(cls, metrics: list[str]) -> list[str]:
-        unknown = [metric for metric in metrics if metric not in METRICS_BY_ID]
-        if unknown:
-            raise ValueError(f"unknown metric ids: {', '.join(unknown)}")
-        return metrics
+        """Catalog ids pass; other names (an LLM's "P/E", a slip like "gross margn") are
+        resolved to ids, and a name nothing resolves fails naming the closest metrics."""
+        resolved: list[str] = []
+        for metric in metrics:
+            if metric not in METRICS_BY_ID:
+                try:
+                    metric = _argument_resolver().resolve(metric).metric_id
+                except UnknownMetricPhrase as unknown:
+                    raise ValueError(str(unknown)) from None
+            if metric not in resolved:
+                resolved.append(metric)
+        return resolved
 
 
 class GetPricesArgs(BaseModel):
@@ -120,8 +138,17 @@ class GetRecentFilingsArgs(BaseModel):
         return list(dict.fromkeys(spelled))
 
 
+class ListMetricsArgs(BaseModel):
+    """The metrics finq knows, optionally of one category, with unit and formula."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    category: Literal[CATEGORIES] | None = None  # type: ignore[valid-type]
+
+
 TOOL_ARGUMENTS: dict[str, type[BaseModel]] = {
     GET_FINANCIAL_METRICS: GetFinancialMetricsArgs,
     GET_PRICES: GetPricesArgs,
     GET_RECENT_FILINGS: GetRecentFilingsArgs,
+    LIST_METRICS: ListMetricsArgs,
 }

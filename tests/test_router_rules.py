@@ -216,3 +216,99 @@ def test_metric_questions_name_their_periods(question: str, periods: dict) -> No
     GetFinancialMetricsArgs.model_validate(arguments)
     del arguments["symbols"], arguments["metrics"]
     assert arguments == {"period": "annual", **periods}
+
+
+@pytest.mark.parametrize(
+    ("question", "metrics", "reading"),
+    [
+        ("What was Apple's reveune in fiscal 2023?", ["revenue"], ("reveune", "revenue")),
+        ("Apple gross margn 2023", ["gross_margin"], ("gross margn", "gross_margin")),
+        (
+            "Apple opearting margins and R&D in 2022",
+            ["research_and_development", "operating_margin"],
+            ("opearting margin", "operating_margin"),
+        ),
+    ],
+)
+def test_misspelt_metrics_are_read_by_fuzzy_match_and_the_reading_is_kept(
+    question: str, metrics: list[str], reading: tuple[str, str]
+) -> None:
+    route = route_question(question, DIRECTORY)
+    assert plan(question)["metrics"] == metrics
+    resolutions = route.entities["metric_resolutions"]
+    assert [(r["phrase"], r["metric"], r["method"]) for r in resolutions] == [(*reading, "fuzzy")]
+    assert route.entities["named_metrics"] == [m for m in metrics if m != reading[1]]
+
+
+@pytest.mark.parametrize(
+    ("question", "metrics", "periods"),
+    [
+        ("How much did Apple's sales grow in 2023?", ["revenue_growth"], {"fiscal_years": [2023]}),
+        ("Apple year-over-year net income change FY2024", ["net_income_growth"], {}),
+        (
+            "How did NVIDIA's net income change from 2021 to 2024?",
+            ["net_income", "net_income_growth"],
+            {"fiscal_years": [2021, 2022, 2023, 2024]},
+        ),
+        ("Apple revenue CAGR over the last 5 years", ["revenue_cagr_5y"], {"last": 5}),
+        ("Tesla EPS compound annual growth, last three years", ["eps_cagr_3y"], {"last": 3}),
+        ("Apple total assets growth 2023", ["total_assets_growth"], {"fiscal_years": [2023]}),
+    ],
+)
+def test_growth_questions_ask_for_the_growth_metric(
+    question: str, metrics: list[str], periods: dict
+) -> None:
+    arguments = plan(question)
+    assert arguments["metrics"] == metrics
+    for key, value in periods.items():
+        assert arguments[key] == value
+
+
+def test_a_comparison_asks_for_every_company_in_one_call_and_says_it_compares() -> None:
+    question = "Who had more revenue in fiscal 2023, Apple or NVIDIA?"
+    route = route_question(question, DIRECTORY)
+    assert plan(question)["symbols"] == ["AAPL", "NVDA"]
+    assert route.entities["comparison"] is True
+    assert "comparison" not in route_question("Apple revenue 2023", DIRECTORY).entities
+
+
+def test_a_company_with_an_unknown_metric_gets_the_closest_names() -> None:
+    route = route_question("What was Apple's ceo salary in 2023?", DIRECTORY)
+    assert route.intent == "clarify"
+    assert route.entities["unknown_metric_phrases"] == ["ceo salary"]
+    assert route.clarifying_question is not None
+    assert route.clarifying_question.startswith("I don't know a metric called 'ceo salary'")
+    assert "the closest I hold are" in route.clarifying_question
+
+
+@pytest.mark.parametrize(
+    ("question", "category"),
+    [
+        ("What metrics do you have?", None),
+        ("Which valuation ratios can I ask about?", "valuation"),
+        ("list metrics", None),
+        ("What can I ask?", None),
+        ("Show me the liquidity metrics", "liquidity"),
+        ("Which per-share figures do you know?", "per_share"),
+    ],
+)
+def test_questions_about_the_catalog_list_metrics(question: str, category: str | None) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "list_metrics"
+    assert [call.tool for call in route.tool_calls] == ["list_metrics"]
+    assert route.tool_calls[0].arguments == ({"category": category} if category else {})
+
+
+def test_a_figure_question_naming_metrics_is_not_a_catalog_question() -> None:
+    assert route_question("Which figures show Apple revenue 2023?", DIRECTORY).intent == (
+        "metric_lookup"
+    )
+
+
+def test_tool_arguments_resolve_metric_names_and_refuse_unknown_ones_naming_the_closest() -> None:
+    args = GetFinancialMetricsArgs(
+        symbols=["AAPL"], metrics=["P/E", "gross margn", "revenue", "Revenue"]
+    )
+    assert args.metrics == ["pe_ratio", "gross_margin", "revenue"]
+    with pytest.raises(ValueError, match="'ceo salary' is not a metric finq knows; the closest"):
+        GetFinancialMetricsArgs(symbols=["AAPL"], metrics=["ceo salary"])

@@ -91,15 +91,25 @@ class MetricFinder:
             found, rest = self._fuzzy_windows(run)
             resolutions.extend(found)
             unresolved.extend(" ".join(words) for words in rest if words)
-        if not metrics and not resolutions and self.resolver.embedder is not None:
-            still: list[str] = []
-            for phrase in unresolved:
-                match = self.resolver.embedding(phrase)
-                if match is None:
-                    still.append(phrase)
-                else:
-                    resolutions.append(match)
-            unresolved = still
+        if not metrics and not resolutions and unresolved and self.resolver.embedder is not None:
+            # Question words split a paraphrase into pieces ("money … spend on research"):
+            # the pieces together say more than any one of them.
+            whole = " ".join(unresolved)
+            match = self.resolver.embedding(whole)
+            if match is not None:
+                resolutions.append(match)
+                unresolved = []
+            elif len(unresolved) > 1:
+                still: list[str] = []
+                for phrase in unresolved:
+                    match = self.resolver.embedding(phrase)
+                    if match is None:
+                        still.append(phrase)
+                    else:
+                        resolutions.append(match)
+                unresolved = still if resolutions else [whole]
+            else:
+                unresolved = [whole]
         for resolution in resolutions:
             if resolution.metric_id not in metrics:
                 metrics.append(resolution.metric_id)

@@ -22,6 +22,7 @@ from shared.tool_schemas import (
     GET_FINANCIAL_METRICS,
     GET_PRICES,
     GET_RECENT_FILINGS,
+    LIST_METRICS,
     TOOL_ARGUMENTS,
 )
 
@@ -404,6 +405,37 @@ def growth_metrics(question: str, metrics: list[str], years: list[int]) -> list[
     return chosen
 
 
+_METRIC_LIST_WORDS = re.compile(
+    r"\b(?:what|which|list|show|name)\b.*\b(?:metrics|figures|ratios|measures|kpis)\b"
+    r"|\b(?:list|show)\s+(?:all\s+|the\s+)?(?:metrics|ratios)\b"
+    r"|\bwhat\s+can\s+(?:i|you)\s+ask\b",
+    re.IGNORECASE,
+)
+_CATEGORY_WORDS: dict[str, re.Pattern[str]] = {
+    "income_statement": re.compile(r"\bincome[\s-]+statement\b|\bp\s?&\s?l\b", re.I),
+    "balance_sheet": re.compile(r"\bbalance[\s-]+sheet\b", re.I),
+    "cash_flow": re.compile(r"\bcash[\s-]+flows?\b", re.I),
+    "profitability": re.compile(r"\bprofitability\b|\bmargins?\b|\breturns? on\b", re.I),
+    "growth": re.compile(r"\bgrowth\b", re.I),
+    "leverage": re.compile(r"\bleverage\b|\bdebt\b|\bsolvency\b", re.I),
+    "liquidity": re.compile(r"\bliquidity\b", re.I),
+    "efficiency": re.compile(r"\befficiency\b|\bturnover\b", re.I),
+    "per_share": re.compile(r"\bper[\s-]+share\b", re.I),
+    "valuation": re.compile(r"\bvaluation\b|\bmultiples\b", re.I),
+    "capital_returns": re.compile(
+        r"\bcapital[\s-]+returns?\b|\bshareholder[\s-]+returns?\b|\bdividends?\b", re.I
+    ),
+}
+
+
+def metric_list_category(question: str) -> str | None:
+    """The catalog category a "which metrics…" question narrows to, if any."""
+    for category, pattern in _CATEGORY_WORDS.items():
+        if pattern.search(question):
+            return category
+    return None
+
+
 def route_question(
     question: str, directory: CompanyDirectory, finder: MetricFinder | None = None
 ) -> RouteDecided:
@@ -421,6 +453,18 @@ def route_question(
         "fiscal_years": years,
         "named_metrics": exact_metrics,  # named exactly (catalog or learned), before fallbacks
     }
+
+    if _METRIC_LIST_WORDS.search(question) and not (symbols and exact_metrics):
+        category = metric_list_category(question)
+        entities["category"] = category
+        return _plan(
+            question,
+            "list_metrics",
+            LIST_METRICS,
+            {"category": category} if category else {},
+            entities,
+            directory,
+        )
 
     if symbols and _FILING_WORDS.search(question):
         forms = find_forms(question)

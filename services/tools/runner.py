@@ -9,6 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from services.tools.filings import get_recent_filings
 from services.tools.financial_metrics import get_financial_metrics
+from services.tools.metric_listing import list_metrics
 from services.tools.prices import get_prices
 from services.tools.sql import Fetcher
 from shared.contracts import RouteDecided, ToolCall, ToolError, ToolResult, ToolsCompleted
@@ -16,6 +17,7 @@ from shared.tool_schemas import (
     GET_FINANCIAL_METRICS,
     GET_PRICES,
     GET_RECENT_FILINGS,
+    LIST_METRICS,
     TOOL_ARGUMENTS,
 )
 
@@ -25,6 +27,7 @@ TOOLS: dict[str, ToolFunction] = {
     GET_FINANCIAL_METRICS: get_financial_metrics,
     GET_PRICES: get_prices,
     GET_RECENT_FILINGS: get_recent_filings,
+    LIST_METRICS: list_metrics,
 }
 
 # Which tools each intent may call; a plan naming anything else is refused.
@@ -32,6 +35,7 @@ ALLOWED_TOOLS: dict[str, frozenset[str]] = {
     "metric_lookup": frozenset({GET_FINANCIAL_METRICS}),
     "price": frozenset({GET_PRICES}),
     "filings": frozenset({GET_RECENT_FILINGS}),
+    "list_metrics": frozenset({LIST_METRICS}),
     "clarify": frozenset(),
 }
 

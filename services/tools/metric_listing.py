@@ -1,0 +1,30 @@
+"""`list_metrics`: what finq can be asked, straight from the catalog every stage shares."""
+
+from __future__ import annotations
+
+from services.tools.sql import Fetcher
+from shared.contracts import MetricInfo, ToolResult
+from shared.metric_catalog import CATALOG
+from shared.tool_schemas import LIST_METRICS, ListMetricsArgs
+
+
+async def list_metrics(db: Fetcher, args: ListMetricsArgs) -> ToolResult:
+    # The catalog is code, loaded into the `metrics` table from here: no query needed.
+    del db
+    return ToolResult(
+        tool=LIST_METRICS,
+        arguments=args.model_dump(exclude_none=True),
+        metrics=[
+            MetricInfo(
+                id=metric.id,
+                label=metric.label,
+                category=metric.category,
+                unit=metric.unit,
+                description=metric.description,
+                formula=metric.formula,
+                aliases=list(metric.aliases),
+            )
+            for metric in CATALOG
+            if args.category is None or metric.category == args.category
+        ],
+    )
