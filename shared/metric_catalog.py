@@ -2184,40 +2184,9 @@ CATALOG: tuple[Metric, ...] = (
 
 METRICS_BY_ID: dict[str, Metric] = {metric.id: metric for metric in CATALOG}
 
-_NON_WORD = re.compile(r"[^a-z0-9 ]+")
-_SPACES = re.compile(r"\s+")
-
-
-def normalize_metric_phrase(text: str) -> str:
-    """Lowercase words without punctuation: "R&D" and "r and d" meet, "shareholders'" loses its
-    apostrophe, "net_income" becomes "net income"."""
-    text = text.lower().replace("’", "").replace("'", "").replace("&", " and ")
-    return _SPACES.sub(" ", _NON_WORD.sub(" ", text.replace("_", " "))).strip()
-
-
-def _phrase_index() -> dict[str, Metric]:
-    index: dict[str, Metric] = {}
-    for metric in CATALOG:
-        for phrase in (metric.id, metric.label, *metric.aliases):
-            key = normalize_metric_phrase(phrase)
-            holder = index.setdefault(key, metric)
-            # One phrase naming two metrics would make routing depend on catalog order.
-            if holder is not metric:
-                raise ValueError(f"{phrase!r} names both {holder.id} and {metric.id}")
-    return index
-
-
-# Every normalised id, label and alias, and the metric it names.
-PHRASE_INDEX: dict[str, Metric] = _phrase_index()
-
 
 def mid_sentence(label: str) -> str:
     """A label as it reads inside a sentence: "Net income" → "net income", "EPS" stays."""
     if len(label) > 1 and label[0].isupper() and label[1].islower():
         return label[0].lower() + label[1:]
     return label
-
-
-def resolve_metric(phrase: str) -> Metric | None:
-    """The metric an id, label or alias names (exact match after normalising), else None."""
-    return PHRASE_INDEX.get(normalize_metric_phrase(phrase))

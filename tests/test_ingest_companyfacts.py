@@ -32,7 +32,8 @@ from services.ingest.dataset import (
     read_dataset,
     write_dataset,
 )
-from shared.metric_catalog import CATALOG, METRICS_BY_ID, resolve_metric
+from shared.metric_catalog import CATALOG, METRICS_BY_ID
+from shared.metric_resolver import MetricResolver
 from tests.helpers import require_shared_data
 
 APPLE, NVIDIA, TESLA, ALPHABET = "0000320193", "0001045810", "0001318605", "0001652044"
@@ -395,13 +396,13 @@ def test_a_document_that_is_not_companyfacts_is_refused() -> None:
     ],
 )
 def test_resolve_metric(phrase: str, metric: str) -> None:
-    resolved = resolve_metric(phrase)
-    assert resolved is not None and resolved.id == metric
+    resolved = MetricResolver.from_catalog().exact(phrase)
+    assert resolved is not None and resolved.metric_id == metric
 
 
 @pytest.mark.parametrize("phrase", ["weather", "margin", "growth", ""])
 def test_resolve_metric_refuses_other_phrases(phrase: str) -> None:
-    assert resolve_metric(phrase) is None
+    assert MetricResolver.from_catalog().exact(phrase) is None
 
 
 def test_catalog_shape() -> None:

@@ -17,9 +17,10 @@ from shared.metric_catalog import (
     METRICS_BY_ID,
     UNITS,
     Metric,
-    normalize_metric_phrase,
-    resolve_metric,
 )
+from shared.metric_resolver import MetricResolver, catalog_phrases, normalize_phrase
+
+RESOLVER = MetricResolver.from_catalog()
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 DERIVED = [metric for metric in CATALOG if metric.derived]
@@ -73,7 +74,7 @@ def test_every_metric_is_well_formed(metric: Metric) -> None:
 
 
 def test_labels_are_distinct() -> None:
-    labels = [normalize_metric_phrase(metric.label) for metric in CATALOG]
+    labels = [normalize_phrase(metric.label) for metric in CATALOG]
     assert len(labels) == len(set(labels))
 
 
@@ -147,10 +148,11 @@ def test_no_phrase_names_two_metrics() -> None:
     owners: dict[str, set[str]] = defaultdict(set)
     for metric in CATALOG:
         for phrase in (metric.id, metric.label, *metric.aliases):
-            owners[normalize_metric_phrase(phrase)].add(metric.id)
+            owners[normalize_phrase(phrase)].add(metric.id)
     clashes = {phrase: ids for phrase, ids in owners.items() if len(ids) > 1}
     assert clashes == {}
     assert "" not in owners
+    assert len(catalog_phrases()) == len(owners)
 
 
 @pytest.mark.parametrize(
@@ -233,9 +235,9 @@ def test_no_phrase_names_two_metrics() -> None:
     ],
 )
 def test_resolve_common_phrases(phrase: str, metric: str) -> None:
-    resolved = resolve_metric(phrase)
+    resolved = RESOLVER.exact(phrase)
     assert resolved is not None, phrase
-    assert resolved.id == metric
+    assert resolved.metric_id == metric
 
 
 @pytest.mark.parametrize(
@@ -244,4 +246,4 @@ def test_resolve_common_phrases(phrase: str, metric: str) -> None:
     ["", "weather", "margin", "growth", "ratio", "yield", "stock price", "share price", "EV"],
 )
 def test_vague_phrases_name_no_metric(phrase: str) -> None:
-    assert resolve_metric(phrase) is None
+    assert RESOLVER.exact(phrase) is None
