@@ -3,6 +3,9 @@ hand from the SEC companyfacts JSON (skipped without ../shared/data)."""
 
 from __future__ import annotations
 
+import ast
+import operator
+from collections.abc import Callable, Mapping
 from datetime import date
 from fractions import Fraction
 from functools import cache
@@ -12,7 +15,8 @@ from typing import Any
 import pytest
 
 from services.ingest.companyfacts import MetricValueRecord, parse_companyfacts, read_json
-from services.ingest.derived import derive_metrics
+from services.ingest.dataset import DEFAULT_DATASET_DIR, read_dataset
+from services.ingest.derived import DerivedValueRecord, derive_metrics
 from services.ingest.prices import parse_price_csv
 from shared.metric_catalog import METRICS_BY_ID
 from tests.helpers import require_shared_data
@@ -292,6 +296,59 @@ def test_derived_rows_among_the_inputs_are_recomputed_not_duplicated() -> None:
     assert derive_metrics([*values, *first]) == first
 
 
+def inputs_of(record: MetricValueRecord) -> dict[str, float]:
+    assert isinstance(record, DerivedValueRecord), record
+    return dict(record.inputs)
+
+
+def test_a_derived_value_records_the_stored_figures_its_formula_read() -> None:
+    derived = derive_metrics([reported("revenue", 400), reported("gross_profit", 100)])
+    assert inputs_of(annual(derived, "gross_margin")) == {"gross_profit": 100.0, "revenue": 400.0}
+    # In the order the formula reads them, so an answer can show them in that order.
+    assert [term for term, _ in annual(derived, "gross_margin").inputs] == [
+        "gross_profit",
+        "revenue",
+    ]
+
+
+def test_an_average_records_the_opening_balance_under_its_earlier_year_term() -> None:
+    derived = derive_metrics(
+        [
+            reported("net_income", 30, 2022),
+            reported("stockholders_equity", 100, 2022),
+            reported("net_income", 45, 2023),
+            reported("stockholders_equity", 200, 2023),
+        ]
+    )
+    assert inputs_of(annual(derived, "return_on_equity", 2023)) == {
+        "net_income": 45.0,
+        "stockholders_equity": 200.0,
+        "stockholders_equity[-1]": 100.0,
+    }
+    # No 2021 balance: only what the provenance's formula names.
+    assert inputs_of(annual(derived, "return_on_equity", 2022)) == {
+        "net_income": 30.0,
+        "stockholders_equity": 100.0,
+    }
+
+
+def test_an_optional_component_left_out_is_not_an_input() -> None:
+    derived = derive_metrics([reported("long_term_debt", 900), reported("current_debt", 100)])
+    assert inputs_of(annual(derived, "total_debt")) == {
+        "long_term_debt": 900.0,
+        "current_debt": 100.0,
+    }
+
+
+def test_valuation_inputs_hold_the_close_and_the_shares_as_stored_before_the_split() -> None:
+    values = [reported("shares_outstanding", 1_000, 2021, filed=date(2022, 2, 1))]
+    prices = {"EX": [(date(2021, 12, 31), 25.0), (date(2023, 3, 1), 30.0)]}
+    market_cap = annual(derive_metrics(values, prices, splits=SPLIT), "market_cap", 2021)
+    # The split factor stays in the provenance, so the inputs are figures the filing shows.
+    assert market_cap.provenance == "derived:period_end_price * (shares_outstanding * 4)"
+    assert inputs_of(market_cap) == {"period_end_price": 25.0, "shares_outstanding": 1_000.0}
+
+
 # --- real SEC figures ----------------------------------------------------------------------
 
 CIKS = {"AAPL": "0000320193", "NVDA": "0001045810", "GOOGL": "0001652044", "TSLA": "0001318605"}
@@ -406,3 +463,79 @@ def test_real_gaps_stay_gaps() -> None:
     # NVIDIA's FY2009 and FY2010 losses: no P/E.
     assert ("NVDA", "pe_ratio", 2010) not in real()
     assert value("NVDA", "earnings_yield", 2010) < 0
+
+
+# --- the bundled dataset's recorded inputs ----------------------------------------------------
+
+_OPERATORS: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
+
+
+def evaluate(node: ast.expr, inputs: Mapping[str, float]) -> float:
+    """A provenance's formula with each term replaced by its recorded input."""
+    if isinstance(node, ast.Name | ast.Subscript):
+        return inputs[ast.unparse(node)]
+    if isinstance(node, ast.Constant):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -evaluate(node.operand, inputs)
+    assert isinstance(node, ast.BinOp), ast.unparse(node)
+    return _OPERATORS[type(node.op)](evaluate(node.left, inputs), evaluate(node.right, inputs))
+
+
+def stored_key(record: MetricValueRecord, term: str) -> tuple[str, str, str, int, int]:
+    """Where the figure a term stands for is stored: `x[-n]` is n fiscal years back, and a
+    TTM period reads a balance at its last quarter's end."""
+    name, _, back = term.partition("[-")
+    years_back = int(back.rstrip("]")) if back else 0
+    period_type = record.period_type
+    if period_type == "ttm" and METRICS_BY_ID[name].kind == "instant":
+        period_type = "quarterly"
+    return (
+        record.symbol,
+        name,
+        period_type,
+        record.fiscal_year - years_back,
+        record.fiscal_quarter,
+    )
+
+
+@cache
+def bundled() -> dict[tuple[str, str, str, int, int], MetricValueRecord]:
+    return {
+        (v.symbol, v.metric, v.period_type, v.fiscal_year, v.fiscal_quarter): v
+        for v in read_dataset(DEFAULT_DATASET_DIR).values
+    }
+
+
+def test_bundled_apple_fy2023_gross_margin_inputs_are_its_gross_profit_and_revenue() -> None:
+    margin = bundled()[("AAPL", "gross_margin", "annual", 2023, 0)]
+    assert inputs_of(margin) == {"gross_profit": 169_148_000_000.0, "revenue": 383_285_000_000.0}
+    roe = bundled()[("AAPL", "return_on_equity", "annual", 2023, 0)]
+    assert inputs_of(roe) == {
+        "net_income": 96_995_000_000.0,
+        "stockholders_equity": 62_146_000_000.0,
+        "stockholders_equity[-1]": 50_672_000_000.0,
+    }
+
+
+def test_every_bundled_input_is_the_stored_figure_and_gives_the_value_back() -> None:
+    values = bundled()
+    # Catalog formulas only: a reported metric's "derived:" row (Q4 as the year less nine
+    # months) is the companyfacts ingest's arithmetic over XBRL tags, not over metrics.
+    derived = [v for v in values.values() if METRICS_BY_ID[v.metric].derived]
+    with_inputs = [v for v in derived if isinstance(v, DerivedValueRecord)]
+    # Only the period-end close is derived without arithmetic.
+    assert {v.metric for v in derived} - {v.metric for v in with_inputs} == {"period_end_price"}
+    for record in with_inputs:
+        inputs = dict(record.inputs)
+        for term, figure in inputs.items():
+            assert values[stored_key(record, term)].value == figure, (record, term)
+        formula = ast.parse(record.provenance.removeprefix("derived:"), mode="eval").body
+        # Bit for bit: the same operations on the same doubles the ingest used.
+        assert evaluate(formula, inputs) == record.value, record

@@ -4,7 +4,9 @@ A dataset directory holds
 - `companies.json`: the companies, sorted by symbol;
 - `metrics.json`: the metric catalog rows, in catalog order;
 - `metric_values.csv`: one row per `metric_values` row, sorted by primary key,
-  ISO dates, values as Python's shortest exact float repr;
+  ISO dates, values as Python's shortest exact float repr; the last column, `inputs`,
+  holds a derived value's inputs as compact JSON (`{"gross_profit":169148000000.0,
+  "revenue":383285000000.0}`, exact too) and is empty for reported values;
 - `prices.csv`: one row per `prices` row, sorted by (symbol, day), the figures
   spelled exactly as the source file spells them;
 - `filings.csv`: one row per `filings` row, sorted by symbol, filing date and
@@ -41,7 +43,7 @@ from services.ingest.companyfacts import (
     parse_companyfacts,
     read_json,
 )
-from services.ingest.derived import derive_metrics
+from services.ingest.derived import DerivedValueRecord, derive_metrics
 from services.ingest.filings import (
     FilingRecord,
     check_unique_filings,
@@ -67,7 +69,8 @@ FILINGS_FILE = "filings.csv"
 MANIFEST_FILE = "MANIFEST.json"
 GENERATOR = "finq ingest"
 
-VALUE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(MetricValueRecord))
+# `inputs` is a column of derived rows only (`DerivedValueRecord`), stored as JSON.
+VALUE_COLUMNS: tuple[str, ...] = (*(f.name for f in fields(MetricValueRecord)), "inputs")
 VALUE_KEY: tuple[str, ...] = ("symbol", "metric", "period_type", "fiscal_year", "fiscal_quarter")
 COMPANY_COLUMNS = ("symbol", "cik", "name", "display_name", "fiscal_year_end", "aliases")
 METRIC_COLUMNS = ("id", "label", "category", "unit", "description", "formula", "aliases")
@@ -89,6 +92,21 @@ def sha256_prefix(data: bytes) -> str:
 
 def _value_key(record: MetricValueRecord) -> tuple[Any, ...]:
     return tuple(getattr(record, column) for column in VALUE_KEY)
+
+
+def inputs_json(record: MetricValueRecord) -> str | None:
+    """A derived value's inputs as compact JSON in formula order, or None for a reported one.
+
+    json writes floats as their shortest exact repr, so the figures read back bit for bit.
+    """
+    if not isinstance(record, DerivedValueRecord) or not record.inputs:
+        return None
+    return json.dumps(dict(record.inputs), separators=(",", ":"), allow_nan=False)
+
+
+def _value_cells(record: MetricValueRecord) -> tuple[Any, ...]:
+    """The row of `metric_values` for a record, in VALUE_COLUMNS order."""
+    return (*(getattr(record, column) for column in VALUE_COLUMNS[:-1]), inputs_json(record))
 
 
 # --- writing --------------------------------------------------------------------
@@ -132,7 +150,7 @@ def _values_bytes(values: Iterable[MetricValueRecord]) -> bytes:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(VALUE_COLUMNS)
     for record in sorted(values, key=_value_key):
-        writer.writerow([_csv_cell(getattr(record, column)) for column in VALUE_COLUMNS])
+        writer.writerow([_csv_cell(cell) for cell in _value_cells(record)])
     return buffer.getvalue().encode("utf-8")
 
 
@@ -235,7 +253,7 @@ def _optional_date(text: str) -> date | None:
 
 def _value_from_row(row: Mapping[str, str]) -> MetricValueRecord:
     filed = _optional_date(row["filed"])
-    return MetricValueRecord(
+    common = dict(
         symbol=row["symbol"],
         metric=row["metric"],
         period_type=row["period_type"],
@@ -251,6 +269,11 @@ def _value_from_row(row: Mapping[str, str]) -> MetricValueRecord:
         filed=filed,
         provenance=row["provenance"],
     )
+    # A dataset written before inputs were recorded has no such column.
+    if inputs := row.get("inputs"):
+        terms = json.loads(inputs).items()
+        return DerivedValueRecord(**common, inputs=tuple((t, float(v)) for t, v in terms))
+    return MetricValueRecord(**common)
 
 
 def _price_from_row(row: Sequence[str]) -> PriceRecord:
@@ -395,7 +418,7 @@ async def load_dataset(conn: asyncpg.Connection, dataset: Dataset) -> dict[str, 
         )
         await conn.copy_records_to_table(
             _LOAD_TABLE,
-            records=[tuple(getattr(v, c) for c in VALUE_COLUMNS) for v in dataset.values],
+            records=[_value_cells(v) for v in dataset.values],
             columns=list(VALUE_COLUMNS),
         )
         status = await conn.execute(_UPSERT_VALUES)

@@ -28,6 +28,13 @@ restated figure is cited from the restating filing); the target basis is the pri
 file's (splits up to its last day) when the formula reads `period_end_price`, else all
 known splits, so per-share metrics and growth rates compare across years. A company
 missing from `STOCK_SPLITS` is taken never to have split.
+
+Inputs. Each formula-derived value is a `DerivedValueRecord` carrying the figures its
+formula read, keyed by each term as the provenance writes it ("revenue",
+"stockholders_equity[-1]", "period_end_price"), each the value as stored: a split
+adjustment stays in the provenance ("shares_outstanding * 4"), so putting the inputs
+into the provenance's formula gives the value back, and an answer can show that
+arithmetic with figures a reader can find in the filings.
 """
 
 from __future__ import annotations
@@ -178,6 +185,18 @@ def _rebased(name: ast.expr, unit: str, factor: Fraction) -> ast.expr:
 # --- evaluation -----------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class DerivedValueRecord(MetricValueRecord):
+    """A value computed from a formula, with the stored figures the formula read.
+
+    `inputs` is (term, value) in the order the formula reads them; the terms are those of
+    the provenance's formula, so it can be evaluated from them alone. A tuple rather than a
+    dict keeps the record hashable like its base.
+    """
+
+    inputs: tuple[tuple[str, float], ...] = ()
+
+
 @dataclass
 class _Result:
     value: float
@@ -193,11 +212,13 @@ class _Evaluation:
         self.symbol, self.period_type, self.fiscal_year, self.fiscal_quarter = group
         self.current: list[MetricValueRecord] = []  # this period's inputs
         self.used: list[MetricValueRecord] = []  # every input, earlier years included
+        # term as the provenance writes it → the stored value read for it
+        self.inputs: dict[str, float] = {}
         # Share-based figures go to the price's basis when a price is read, else the latest.
         target = deriver.price_basis.get(self.symbol) if PERIOD_END_PRICE in metric.inputs else None
         self.target = target or date.max
 
-    def run(self) -> MetricValueRecord | None:
+    def run(self) -> DerivedValueRecord | None:
         result = self._eval(_tree(self.metric.id))
         if result is None or not math.isfinite(result.value) or not self.current:
             return None
@@ -207,7 +228,7 @@ class _Evaluation:
             return None
         starts = [r.period_start for r in self.current if r.period_start is not None]
         filed = [r.filed for r in self.used if r.filed is not None]
-        return MetricValueRecord(
+        return DerivedValueRecord(
             symbol=self.symbol,
             metric=self.metric.id,
             period_type=self.period_type,
@@ -222,6 +243,7 @@ class _Evaluation:
             xbrl_tag=None,
             filed=max(filed) if filed else None,
             provenance=f"derived:{ast.unparse(result.node)}",
+            inputs=tuple(self.inputs.items()),
         )
 
     def _lookup(self, name: str, years_back: int) -> _Result | None:
@@ -238,6 +260,7 @@ class _Evaluation:
         if years_back:
             node = ast.Subscript(node, ast.UnaryOp(ast.USub(), ast.Constant(years_back)))
         value = record.value
+        term = ast.unparse(node)
         if metric.unit in SHARE_UNITS | PER_SHARE_UNITS:
             basis = self.deriver.basis.get(key)
             if basis is None:
@@ -252,6 +275,8 @@ class _Evaluation:
         if not years_back:
             self.current.append(record)
         self.used.append(record)
+        # The stored value, not the split-adjusted one: the factor is in the provenance.
+        self.inputs[term] = record.value
         return _Result(value, node)
 
     def _eval(self, node: ast.expr) -> _Result | None:
