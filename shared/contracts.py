@@ -49,6 +49,22 @@ class Source(Contract):
     period_end: date | None = None
 
 
+class FormulaInput(Contract):
+    """One term of a derived figure's formula and the stored figure it stood for."""
+
+    term: str  # as the formula writes it: "revenue", "stockholders_equity[-1]"
+    metric: str
+    metric_label: str
+    value: float  # as stored; a stock-split factor stays in the formula
+    unit: str
+    # The period the figure belongs to: `x[-1]` is the previous fiscal year, and a TTM
+    # figure reads a balance at the end of its last quarter.
+    period: str  # "FY2022"
+    period_type: Literal["annual", "quarterly", "ttm"] = "annual"
+    fiscal_year: int
+    fiscal_quarter: int | None = None
+
+
 class Fact(Contract):
     symbol: str
     company: str
@@ -64,6 +80,10 @@ class Fact(Contract):
     value: float
     unit: str
     source_id: str
+    # A derived figure's arithmetic: the formula as evaluated, over the terms of `inputs`
+    # ("gross_profit / revenue * 100"); None, with no inputs, for a figure read from a filing.
+    formula: str | None = None
+    inputs: list[FormulaInput] = Field(default_factory=list)
 
 
 class ToolError(Contract):
