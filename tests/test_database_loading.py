@@ -109,3 +109,55 @@ async def test_ingesting_a_companyfacts_file_stores_it_with_provenance(database:
     assert str(row["period_end"]) == "2025-01-26"
     assert row["form"] == "10-K"
     assert row["provenance"] == f"xbrl:us-gaap:{row['xbrl_tag']}"
+
+
+async def test_a_derived_figure_comes_back_with_its_formula_and_inputs_in_one_round_trip(
+    database: str,
+) -> None:
+    conn = await asyncpg.connect(database)
+    try:
+        await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+        fetcher = CountingFetcher(conn)
+        result = await get_financial_metrics(
+            fetcher,
+            GetFinancialMetricsArgs(
+                symbols=["AAPL"],
+                metrics=["gross_margin", "return_on_equity", "revenue"],
+                fiscal_years=[2023],
+            ),
+        )
+        ttm = await get_financial_metrics(
+            conn,
+            GetFinancialMetricsArgs(
+                symbols=["AAPL"],
+                metrics=["return_on_equity"],
+                period="ttm",
+                fiscal_years=[2023],
+                fiscal_quarters=[2],
+            ),
+        )
+    finally:
+        await conn.close()
+    assert fetcher.round_trips == 1
+    # Twelve months of income over balances at the quarter's end, a year apart.
+    [ttm_roe] = ttm.facts
+    assert [(i.term, i.period) for i in ttm_roe.inputs] == [
+        ("net_income", "TTM to Q2 FY2023"),
+        ("stockholders_equity", "Q2 FY2023"),
+        ("stockholders_equity[-1]", "Q2 FY2022"),
+    ]
+    margin, roe, revenue = result.facts
+    assert margin.formula == "gross_profit / revenue * 100"
+    assert [(i.term, i.metric_label, i.value, i.unit, i.period) for i in margin.inputs] == [
+        ("gross_profit", "Gross profit", 169_148_000_000.0, "USD", "FY2023"),
+        ("revenue", "Revenue", 383_285_000_000.0, "USD", "FY2023"),
+    ]
+    # The opening balance is the previous fiscal year's, in the formula's order.
+    assert [(i.term, i.fiscal_year, i.value) for i in roe.inputs] == [
+        ("net_income", 2023, 96_995_000_000.0),
+        ("stockholders_equity", 2023, 62_146_000_000.0),
+        ("stockholders_equity[-1]", 2022, 50_672_000_000.0),
+    ]
+    assert roe.inputs[2].period == "FY2022"
+    # A figure read from a filing has no arithmetic.
+    assert (revenue.formula, revenue.inputs) == (None, [])

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from services.tools.holdings import describe_holdings
 from services.tools.sql import Fetcher
-from shared.contracts import Fact, Source, ToolResult
+from shared.contracts import Fact, FormulaInput, Source, ToolResult
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
 
 # The rows asked for, plus one summary row per (symbol, metric) held, so that a
-# missing period can be answered with the periods that are there, in the same trip.
+# missing period can be answered with the periods that are there, in the same trip. A
+# derived row carries the figures its formula read (`inputs`), so its arithmetic needs no
+# second trip either.
 FINANCIAL_METRICS_SQL = """
 WITH held AS (
     SELECT v.symbol, c.display_name, v.metric, v.period_type, v.fiscal_year, v.fiscal_quarter,
            v.period_start, v.period_end, v.value, v.unit, v.form, v.accession, v.xbrl_tag,
-           v.filed, v.provenance, c.cik,
+           v.filed, v.provenance, v.inputs, c.cik,
            row_number() OVER (PARTITION BY v.symbol, v.metric
                               ORDER BY v.fiscal_year DESC, v.fiscal_quarter DESC) AS recency,
            row_number() OVER (PARTITION BY v.symbol, v.metric, v.fiscal_quarter
@@ -51,6 +55,53 @@ def period_label(period_type: str, fiscal_year: int, fiscal_quarter: int) -> str
     if period_type == "ttm":
         return f"TTM to Q{fiscal_quarter} FY{fiscal_year}"
     return f"Q{fiscal_quarter} FY{fiscal_year}"
+
+
+# A term of a derived formula: a metric id, or one n fiscal years back ("revenue[-1]").
+_TERM_RE = re.compile(r"\b([a-z_][a-z0-9_]*)(?:\[-(\d+)\])?")
+
+
+def formula_inputs(row: Any) -> tuple[str | None, list[FormulaInput]]:
+    """A derived row's formula and its inputs in the order the formula reads them; (None,
+    []) for a reported row, or one whose inputs were not recorded or name a metric the
+    catalog no longer has (half an arithmetic would mislead more than none)."""
+    raw = row["inputs"]
+    provenance: str = row["provenance"]
+    if raw is None or not provenance.startswith("derived:"):
+        return None, []
+    # asyncpg hands jsonb over as text unless a codec was registered.
+    figures: dict[str, float] = json.loads(raw) if isinstance(raw, str) else raw
+    formula = provenance.removeprefix("derived:")
+    # jsonb orders keys its own way; a reader follows the formula's order.
+    position: dict[str, int] = {}
+    for match in _TERM_RE.finditer(formula):
+        position.setdefault(match.group(0), match.start())
+    inputs: list[FormulaInput] = []
+    for term in sorted(figures, key=lambda t: position.get(t, len(formula))):
+        match = _TERM_RE.fullmatch(term)
+        metric = METRICS_BY_ID.get(match.group(1)) if match else None
+        if match is None or metric is None or term not in position:
+            return None, []
+        fiscal_year = row["fiscal_year"] - int(match.group(2) or 0)
+        period_type = row["period_type"]
+        # A TTM figure reads balances at the end of its last quarter (services.ingest.derived).
+        if period_type == "ttm" and metric.kind == "instant":
+            period_type = "quarterly"
+        quarter = row["fiscal_quarter"]
+        inputs.append(
+            FormulaInput(
+                term=term,
+                metric=metric.id,
+                metric_label=metric.label,
+                value=float(figures[term]),
+                unit=metric.unit,
+                period=period_label(period_type, fiscal_year, quarter),
+                period_type=period_type,
+                fiscal_year=fiscal_year,
+                fiscal_quarter=quarter or None,
+            )
+        )
+    return formula, inputs
 
 
 def source_for(row: Any) -> Source:
@@ -103,6 +154,7 @@ async def get_financial_metrics(db: Fetcher, args: GetFinancialMetricsArgs) -> T
         sources.setdefault(source.source_id, source)
         quarter = row["fiscal_quarter"]
         found.add((row["symbol"], row["metric"], row["fiscal_year"], quarter))
+        formula, inputs = formula_inputs(row)
         facts.append(
             Fact(
                 symbol=row["symbol"],
@@ -118,6 +170,8 @@ async def get_financial_metrics(db: Fetcher, args: GetFinancialMetricsArgs) -> T
                 value=row["value"],
                 unit=row["unit"],
                 source_id=source.source_id,
+                formula=formula,
+                inputs=inputs,
             )
         )
     # Order as asked: company, then metric, then period.
