@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 
 from services.answerer.formatting import (
+    arithmetic,
     compose_metric_answer,
     format_money,
     format_per_share,
     format_value,
     possessive,
 )
-from shared.contracts import Fact, Source
+from shared.contracts import Fact, FormulaInput, Source
 from tests.helpers import make_fact
 
 APPLE_ACCESSION = "0000320193-23-000106"
@@ -157,3 +158,181 @@ def test_nothing_found_and_nothing_missing_says_so() -> None:
 def test_tiny_amounts_keep_enough_digits_to_stay_accurate() -> None:
     assert format_per_share(0.0042) == "$0.0042"
     assert format_value(0.012, "%") == "0.012%"
+
+
+# --- derived figures show their arithmetic ---------------------------------------------------
+
+
+def term(
+    name: str, label: str, value: float, unit: str = "USD", *, year: int = 2023
+) -> FormulaInput:
+    """An input as the metrics tool sends it; `name` is the term ("revenue[-1]")."""
+    return FormulaInput(
+        term=name,
+        metric=name.split("[")[0],
+        metric_label=label,
+        value=value,
+        unit=unit,
+        period=f"FY{year}",
+        fiscal_year=year,
+    )
+
+
+def derived(
+    metric: str, label: str, value: float, unit: str, formula: str, *inputs: FormulaInput
+) -> Fact:
+    built = make_fact(value, metric=metric, unit=unit, source_id=f"derived:AAPL:{metric}:FY2023")
+    return built.model_copy(
+        update={"metric_label": label, "formula": formula, "inputs": list(inputs)}
+    )
+
+
+GROSS_MARGIN = derived(
+    "gross_margin",
+    "Gross margin",
+    44.13112957720756,
+    "%",
+    "gross_profit / revenue * 100",
+    term("gross_profit", "Gross profit", 169_148_000_000),
+    term("revenue", "Revenue", 383_285_000_000),
+)
+
+
+def test_a_derived_figure_is_followed_by_its_arithmetic() -> None:
+    text, _ = compose_metric_answer([GROSS_MARGIN], [], [])
+
+    assert text == (
+        "Apple's gross margin in fiscal 2023 (ended 2023-09-30) was 44.1%: "
+        "gross profit $169.1 billion / revenue $383.3 billion × 100 = 44.1%."
+    )
+
+
+def test_the_arithmetic_keeps_the_derived_figures_citation() -> None:
+    cited = source(GROSS_MARGIN.source_id, accession=None, tag=None, form=None)
+
+    _, citations = compose_metric_answer([GROSS_MARGIN], [cited], [])
+
+    assert [c.source_id for c in citations] == [GROSS_MARGIN.source_id]
+
+
+def test_an_average_names_both_balances_and_the_years_they_close() -> None:
+    roe = derived(
+        "return_on_equity",
+        "Return on equity",
+        171.94951160275843,
+        "%",
+        "net_income / ((stockholders_equity + stockholders_equity[-1]) / 2) * 100",
+        term("net_income", "Net income", 96_995_000_000),
+        term("stockholders_equity", "Stockholders' equity", 62_146_000_000),
+        term("stockholders_equity[-1]", "Stockholders' equity", 50_672_000_000, year=2022),
+    )
+
+    assert arithmetic(roe) == (
+        "net income $97.0 billion / average stockholders' equity ($62.1 billion at the end of "
+        "fiscal 2023 and $50.7 billion at the end of fiscal 2022) × 100 = 171.9%"
+    )
+
+
+def test_growth_brackets_what_it_must_and_names_the_earlier_year() -> None:
+    growth = derived(
+        "revenue_growth",
+        "Revenue growth",
+        -2.800460530319939,
+        "%",
+        "(revenue / revenue[-1] - 1) * 100",
+        term("revenue", "Revenue", 383_285_000_000),
+        term("revenue[-1]", "Revenue", 394_328_000_000, year=2022),
+    )
+    cagr = derived(
+        "revenue_cagr_5y",
+        "Revenue CAGR (five years)",
+        7.6,
+        "%",
+        "((revenue / revenue[-5]) ** (1 / 5) - 1) * 100",
+        term("revenue", "Revenue", 383_285_000_000),
+        term("revenue[-5]", "Revenue", 265_595_000_000, year=2018),
+    )
+
+    assert arithmetic(growth) == (
+        "(revenue $383.3 billion / fiscal 2022 revenue $394.3 billion − 1) × 100 = -2.8%"
+    )
+    assert arithmetic(cagr) == (
+        "((revenue $383.3 billion / fiscal 2018 revenue $265.6 billion) ^ (1 / 5) − 1) × 100 = 7.6%"
+    )
+
+
+def test_per_share_ratio_and_share_count_inputs_show_their_units() -> None:
+    pe = derived(
+        "pe_ratio",
+        "P/E ratio",
+        24.62,
+        "x",
+        "period_end_price / eps_diluted",
+        term("period_end_price", "Share price at period end", 150.43, "USD/share"),
+        term("eps_diluted", "Diluted EPS", 6.11, "USD/share"),
+    )
+    peg = derived(
+        "peg_ratio",
+        "PEG ratio",
+        -9.3,
+        "x",
+        "pe_ratio / eps_growth",
+        term("pe_ratio", "P/E ratio", 24.62, "x"),
+        term("eps_growth", "EPS growth", -2.65, "%"),
+    )
+
+    assert arithmetic(pe) == "share price at period end $150.43 / diluted EPS $6.11 = 24.6×"
+    assert arithmetic(peg) == "P/E ratio 24.6× / EPS growth -2.65% = -9.3×"
+
+
+def test_a_stock_split_factor_is_bracketed_with_its_figure_and_says_what_it_is() -> None:
+    market_cap = derived(
+        "market_cap",
+        "Market capitalization",
+        1_918_034_000_000,
+        "USD",
+        "period_end_price * (shares_outstanding / 20)",
+        term("period_end_price", "Share price at period end", 2_897.04, "USD/share"),
+        term("shares_outstanding", "Shares outstanding", 13_242_000_000, "shares"),
+    )
+    book = derived(
+        "book_value_per_share",
+        "Book value per share",
+        0.9,
+        "USD/share",
+        "stockholders_equity / (shares_outstanding * 28)",
+        term("stockholders_equity", "Stockholders' equity", 22_297_000_000),
+        term("shares_outstanding", "Shares outstanding", 888_325_973, "shares"),
+    )
+
+    assert arithmetic(market_cap) == (
+        "share price at period end $2,897.04 × (shares outstanding 13.2 billion / 20 for stock "
+        "splits) = $1.9 trillion"
+    )
+    assert arithmetic(book) == (
+        "stockholders' equity $22.3 billion / (shares outstanding 888.3 million × 28 for stock "
+        "splits) = $0.90"
+    )
+
+
+def test_a_formula_reduced_to_one_term_shows_it_without_repeating_the_result() -> None:
+    cash = derived(
+        "cash_and_short_term_investments",
+        "Cash and short-term investments",
+        9_352_000_000,
+        "USD",
+        "cash_and_equivalents",
+        term("cash_and_equivalents", "Cash and cash equivalents", 9_352_000_000),
+    )
+
+    assert arithmetic(cash) == "cash and cash equivalents $9.4 billion"
+
+
+def test_no_arithmetic_without_inputs_or_with_a_term_not_among_them() -> None:
+    assert arithmetic(fact(383_285_000_000)) is None
+    partial = GROSS_MARGIN.model_copy(update={"inputs": GROSS_MARGIN.inputs[:1]})
+
+    text, _ = compose_metric_answer([partial], [], [])
+
+    # Half an arithmetic would mislead; the figure alone is still right.
+    assert text == "Apple's gross margin in fiscal 2023 (ended 2023-09-30) was 44.1%."

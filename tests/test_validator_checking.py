@@ -10,7 +10,7 @@ import pytest
 from services.answerer.formatting import compose_metric_answer
 from services.validator.checking import check_answer
 from services.validator.numbers import extract_dates, extract_numbers, extract_years
-from shared.contracts import Citation, Fact, Source, Validation
+from shared.contracts import Citation, Fact, FormulaInput, Source, Validation
 from tests.helpers import make_fact
 
 APPLE_2023_ACCESSION = "0000320193-23-000106"
@@ -306,3 +306,94 @@ def test_years_in_a_sentence_saying_a_figure_is_absent_are_not_claims() -> None:
     text = "No figure is held for Apple's revenue in fiscal 2031 (held: fiscal 2010 to 2024)."
 
     assert check(text).passed
+
+
+# --- a derived figure's arithmetic -----------------------------------------------------------
+
+
+def formula_input(name: str, label: str, value: float, year: int = 2023) -> FormulaInput:
+    return FormulaInput(
+        term=name,
+        metric=name.split("[")[0],
+        metric_label=label,
+        value=value,
+        unit="USD",
+        period=f"FY{year}",
+        fiscal_year=year,
+    )
+
+
+def derived(metric: str, value: float, formula: str, *inputs: FormulaInput) -> Fact:
+    built = fact(value, year=2023, period_end=date(2023, 9, 30), metric=metric, unit="%")
+    return built.model_copy(update={"formula": formula, "inputs": list(inputs)})
+
+
+GROSS_MARGIN = derived(
+    "gross_margin",
+    44.13112957720756,
+    "gross_profit / revenue * 100",
+    formula_input("gross_profit", "Gross profit", 169_148_000_000),
+    formula_input("revenue", "Revenue", 383_285_000_000),
+)
+RETURN_ON_EQUITY = derived(
+    "return_on_equity",
+    171.94951160275843,
+    "net_income / ((stockholders_equity + stockholders_equity[-1]) / 2) * 100",
+    formula_input("net_income", "Net income", 96_995_000_000),
+    formula_input("stockholders_equity", "Stockholders' equity", 62_146_000_000),
+    formula_input("stockholders_equity[-1]", "Stockholders' equity", 50_672_000_000, 2022),
+)
+
+
+def check_derived(answer: str, derived_fact: Fact) -> Validation:
+    return check_answer(answer, [derived_fact], [], [])
+
+
+def test_an_answer_showing_its_arithmetic_passes() -> None:
+    answer, _ = compose_metric_answer([GROSS_MARGIN], [], [])
+    assert "gross profit $169.1 billion / revenue $383.3 billion × 100 = 44.1%" in answer
+
+    assert check_derived(answer, GROSS_MARGIN) == Validation(passed=True, severity="none")
+
+
+def test_a_tampered_input_in_the_arithmetic_fails() -> None:
+    answer, _ = compose_metric_answer([GROSS_MARGIN], [], [])
+    tampered = answer.replace("$169.1 billion", "$171.1 billion")
+
+    validation = check_derived(tampered, GROSS_MARGIN)
+
+    assert not validation.passed
+    assert [(i.kind, i.text, i.severity) for i in validation.issues] == [
+        ("number", "$171.1 billion", "high")
+    ]
+
+
+def test_an_opening_balance_is_grounded_in_its_own_earlier_year() -> None:
+    answer, _ = compose_metric_answer([RETURN_ON_EQUITY], [], [])
+    assert "$50.7 billion at the end of fiscal 2022" in answer
+
+    assert check_derived(answer, RETURN_ON_EQUITY).passed
+    tampered = answer.replace("$50.7 billion", "$55.7 billion")
+    assert [i.text for i in check_derived(tampered, RETURN_ON_EQUITY).issues] == ["$55.7 billion"]
+
+
+def test_inputs_ground_nothing_without_the_derived_fact_that_read_them() -> None:
+    reported = GROSS_MARGIN.model_copy(update={"formula": None, "inputs": []})
+
+    validation = check_derived("Apple's gross profit in fiscal 2023 was $169.1 billion.", reported)
+
+    assert [i.text for i in validation.issues] == ["$169.1 billion"]
+
+
+def test_a_formula_constant_is_grounded_only_as_the_bare_number_it_is() -> None:
+    shown = "Apple's gross margin in fiscal 2023 was {}."
+
+    assert check_derived(shown.format("44.1% (× 100)"), GROSS_MARGIN).passed
+    for wrong in ("100%", "$100", "× 1000"):
+        assert not check_derived(shown.format(wrong), GROSS_MARGIN).passed, wrong
+
+
+def test_a_term_offset_is_not_a_constant_of_the_formula() -> None:
+    # The 1 of `stockholders_equity[-1]` is a year offset; ROE's formula writes 2 and 100.
+    assert check_derived("Apple's ROE in fiscal 2023 was 100.", RETURN_ON_EQUITY).passed
+    assert not check_derived("Apple's ROE in fiscal 2023 was 1.", RETURN_ON_EQUITY).passed

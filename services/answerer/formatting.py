@@ -2,11 +2,20 @@
 
 The validator re-reads these strings, so every figure is shown with enough digits that its
 rounding stays well inside the validator's 2% cap (see `_ROUNDING_BUDGET`).
+
+A derived figure is followed by its arithmetic, written from the fact's formula and
+inputs: "…was 44.1%: gross profit $169.1 billion / revenue $383.3 billion × 100 = 44.1%."
+Each input shows in its own unit, an earlier period's input names its period, and an
+average of two balances reads as one ("average stockholders' equity ($62.1 billion at the
+end of fiscal 2023 and $50.7 billion at the end of fiscal 2022)").
 """
 
 from __future__ import annotations
 
-from shared.contracts import Citation, Fact, Source
+import ast
+from functools import lru_cache
+
+from shared.contracts import Citation, Fact, FormulaInput, Source
 from shared.metric_catalog import mid_sentence
 
 # Rounding we allow ourselves when shortening a figure, relative to its value. Half the
@@ -44,13 +53,17 @@ def _signed(value: float, body: str) -> str:
     return f"-{body}" if value < 0 and body.strip("$0.,") else body
 
 
-def format_money(value: float) -> str:
-    """USD: "$383.3 billion", "$1.2 trillion", "$950.2 million", "$12,345", "-$1.2 billion"."""
+def _scaled(value: float, currency: str) -> str:
     magnitude = abs(value)
     for threshold, divisor, word in _MONEY_SCALES:
         if magnitude >= threshold:
-            return _signed(value, f"${_fixed(magnitude / divisor, 1)} {word}")
-    return _signed(value, f"${_fixed(magnitude, 0)}")
+            return _signed(value, f"{currency}{_fixed(magnitude / divisor, 1)} {word}")
+    return _signed(value, f"{currency}{_fixed(magnitude, 0)}")
+
+
+def format_money(value: float) -> str:
+    """USD: "$383.3 billion", "$1.2 trillion", "$950.2 million", "$12,345", "-$1.2 billion"."""
+    return _scaled(value, "$")
 
 
 def format_per_share(value: float) -> str:
@@ -121,6 +134,162 @@ def _citation(fact: Fact, source: Source) -> Citation:
     )
 
 
+# --- a derived figure's arithmetic -----------------------------------------------------
+
+# How a reader writes the operators; "−" (the minus sign) keeps subtraction apart from a
+# negative figure's "-".
+_OPERATORS: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "−",
+    ast.Mult: "×",
+    ast.Div: "/",
+    ast.Pow: "^",
+}
+_PRECEDENCE: dict[type[ast.operator], int] = {
+    ast.Add: 1,
+    ast.Sub: 1,
+    ast.Mult: 2,
+    ast.Div: 2,
+    ast.Pow: 3,
+}
+# An operand that never needs brackets: a term, a constant, an average.
+_ATOMIC = 4
+# Share counts and per-share amounts: a constant applied to one of them is the stock-split
+# factor the ingest brought it to one share basis with (services.ingest.derived).
+_SPLIT_UNITS = frozenset({"shares", "USD/share"})
+
+
+class _Unrenderable(Exception):
+    """The formula holds something the arithmetic cannot show (an unknown term or node)."""
+
+
+@lru_cache(maxsize=512)
+def _parse_formula(formula: str) -> ast.expr | None:
+    # A few hundred distinct formulas at most: parse each once per process.
+    try:
+        return ast.parse(formula, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def _period_phrase(period_type: str, fiscal_year: int, fiscal_quarter: int | None) -> str:
+    if period_type == "quarterly" and fiscal_quarter:
+        return f"Q{fiscal_quarter} of fiscal {fiscal_year}"
+    if period_type == "ttm" and fiscal_quarter:
+        return f"the twelve months to Q{fiscal_quarter} of fiscal {fiscal_year}"
+    return f"fiscal {fiscal_year}"
+
+
+def _input_value(item: FormulaInput) -> str:
+    # A share count reads in words inside arithmetic ("15.9 billion"); its label says shares.
+    if item.unit == "shares":
+        return _scaled(item.value, "")
+    return format_value(item.value, item.unit)
+
+
+class _Arithmetic:
+    """Writes one fact's formula with its inputs in place of its terms."""
+
+    def __init__(self, fact: Fact) -> None:
+        self.fact = fact
+        self.inputs = {item.term: item for item in fact.inputs}
+
+    def _input(self, node: ast.expr) -> FormulaInput | None:
+        if isinstance(node, ast.Name | ast.Subscript):
+            item = self.inputs.get(ast.unparse(node))
+            if item is None:
+                raise _Unrenderable(ast.unparse(node))
+            return item
+        return None
+
+    def _term(self, item: FormulaInput) -> str:
+        text = f"{mid_sentence(item.metric_label)} {_input_value(item)}"
+        if item.period == self.fact.period:
+            return text
+        # An earlier year's figure (growth, CAGR) says which year it is.
+        when = _period_phrase(item.period_type, item.fiscal_year, item.fiscal_quarter)
+        return f"{when} {mid_sentence(item.metric_label)} {_input_value(item)}"
+
+    def _average(self, node: ast.BinOp) -> str | None:
+        """ "(x + x[-1]) / 2" as "average x ($A at the end of fiscal 2023 and $B at the end of
+        fiscal 2022)": avg() only ever averages a balance with the one a year earlier."""
+        if not (
+            isinstance(node.op, ast.Div)
+            and isinstance(node.right, ast.Constant)
+            and node.right.value == 2
+            and isinstance(node.left, ast.BinOp)
+            and isinstance(node.left.op, ast.Add)
+        ):
+            return None
+        closing, opening = self._input(node.left.left), self._input(node.left.right)
+        if closing is None or opening is None or closing.metric != opening.metric:
+            return None
+        ends = [
+            f"{_input_value(item)} at the end of "
+            f"{_period_phrase(item.period_type, item.fiscal_year, item.fiscal_quarter)}"
+            for item in (closing, opening)
+        ]
+        return f"average {mid_sentence(closing.metric_label)} ({ends[0]} and {ends[1]})"
+
+    def render(self, node: ast.expr) -> tuple[str, int]:
+        """The text of `node` and its precedence, for bracketing by the caller."""
+        item = self._input(node)
+        if item is not None:
+            return self._term(item), _ATOMIC
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return f"{node.value:g}", _ATOMIC
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            text, precedence = self.render(node.operand)
+            return f"−({text})" if precedence < _ATOMIC else f"−{text}", _ATOMIC
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            average = self._average(node)
+            if average is not None:
+                return average, _ATOMIC
+            left = self._operand(node.left, node.op, right=False)
+            right = self._operand(node.right, node.op, right=True)
+            text = f"{left} {_OPERATORS[type(node.op)]} {right}"
+            split = self._input(node.left) if isinstance(node.right, ast.Constant) else None
+            if split is not None and split.unit in _SPLIT_UNITS:
+                # Without this a reader cannot tell where "× 4" comes from.
+                return f"({text} for stock splits)", _ATOMIC
+            return text, _PRECEDENCE[type(node.op)]
+        raise _Unrenderable(ast.unparse(node))
+
+    def _operand(self, node: ast.expr, parent: ast.operator, *, right: bool) -> str:
+        text, precedence = self.render(node)
+        # Brackets where reading left to right would change the result: a looser operand,
+        # or an equal one on the right of − and /, or on the left of ^ (which groups
+        # rightwards).
+        outer = _PRECEDENCE[type(parent)]
+        if precedence == outer:
+            if isinstance(parent, ast.Sub | ast.Div):
+                needed = right
+            else:
+                needed = isinstance(parent, ast.Pow) and not right
+        else:
+            needed = precedence < outer
+        return f"({text})" if needed else text
+
+
+def arithmetic(fact: Fact) -> str | None:
+    """ "gross profit $169.1 billion / revenue $383.3 billion × 100 = 44.1%" for a derived
+    fact, or None when it has no formula, or one whose every term is not among its inputs."""
+    if not fact.formula or not fact.inputs:
+        return None
+    tree = _parse_formula(fact.formula)
+    if tree is None:
+        return None
+    try:
+        text, _ = _Arithmetic(fact).render(tree)
+    except _Unrenderable:
+        return None
+    # One term (an optional component left out) is the figure itself: "= $9.4 billion"
+    # would only repeat it.
+    if isinstance(tree, ast.Name | ast.Subscript):
+        return text
+    return f"{text} = {format_value(fact.value, fact.unit)}"
+
+
 def compose_metric_answer(
     facts: list[Fact], sources: list[Source], missing: list[str]
 ) -> tuple[str, list[Citation]]:
@@ -132,9 +301,11 @@ def compose_metric_answer(
     citations: dict[str, Citation] = {}
     for fact in facts:
         source = by_id.get(fact.source_id)
+        worked = arithmetic(fact)
         sentences.append(
             f"{possessive(fact.company)} {mid_sentence(fact.metric_label)} {_when(fact)} was "
-            f"{format_value(fact.value, fact.unit)}{_provenance(source)}."
+            f"{format_value(fact.value, fact.unit)}{_provenance(source)}"
+            f"{f': {worked}' if worked else ''}."
         )
         if source is not None and source.source_id not in citations:
             citations[source.source_id] = _citation(fact, source)

@@ -4,15 +4,22 @@ citation it shows must be backed by a fetched fact or source.
 A figure is matched as a tuple, not a bare value: when its sentence names a fiscal year or
 a company, the matching fact must be of that year and company, so a right value under the
 wrong year ("fiscal 2024 was $383.3 billion" when that is FY2023's figure) fails.
+
+A derived fact brings its arithmetic's figures along: each input is a fetched figure of its
+own period (the opening balance of an average is the previous year's), and the constants of
+its formula ("× 100", "× 365", the "4" of a stock split) count as shown bare numbers of the
+fact's period. A tampered input matches neither and fails like any other figure.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from services.validator.numbers import ShownNumber, scan
 from shared.contracts import Citation, Fact, Severity, Source, Validation, ValidationIssue
@@ -56,6 +63,57 @@ class _Context:
     absence: bool
 
 
+@dataclass(frozen=True, slots=True)
+class _Figure:
+    """A value the answer may show: a fact, an input of a derived fact, or a constant of its
+    formula (`unit` None: it may only be shown as a bare number)."""
+
+    symbol: str
+    company: str
+    label: str
+    fiscal_year: int
+    value: float
+    unit: str | None
+
+
+def _constants(node: ast.AST) -> tuple[float, ...]:
+    if isinstance(node, ast.Subscript):
+        return ()  # the n of `x[-n]` is a year offset, never shown as a number
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return (float(node.value),)
+    return tuple(c for child in ast.iter_child_nodes(node) for c in _constants(child))
+
+
+@lru_cache(maxsize=512)
+def _formula_constants(formula: str) -> tuple[float, ...]:
+    """The numbers a formula writes: "(revenue / revenue[-1] - 1) * 100" → (1.0, 100.0)."""
+    try:
+        return _constants(ast.parse(formula, mode="eval"))
+    except SyntaxError:
+        return ()
+
+
+def _figures(facts: Iterable[Fact]) -> list[_Figure]:
+    figures: list[_Figure] = []
+    for fact in facts:
+        company = (fact.symbol, fact.company)
+        figures.append(
+            _Figure(*company, fact.metric_label, fact.fiscal_year, fact.value, fact.unit)
+        )
+        if not (fact.formula and fact.inputs):
+            continue  # no arithmetic is shown for it
+        figures.extend(
+            _Figure(*company, item.metric_label, item.fiscal_year, item.value, item.unit)
+            for item in fact.inputs
+        )
+        label = f"the formula of {fact.metric_label}"
+        figures.extend(
+            _Figure(*company, label, fact.fiscal_year, constant, None)
+            for constant in _formula_constants(fact.formula)
+        )
+    return figures
+
+
 def _sentence_starts(text: str) -> list[int]:
     return [0, *(match.end() for match in _SENTENCE_BREAK_RE.finditer(text))]
 
@@ -92,9 +150,13 @@ def _tolerance(shown: ShownNumber, value: float) -> float:
     return min(shown.half_unit, MAX_RELATIVE_TOLERANCE * abs(value)) + noise
 
 
-def _value_matches(shown: ShownNumber, fact: Fact, loss: bool) -> bool:
+def _value_matches(shown: ShownNumber, fact: _Figure, loss: bool) -> bool:
     units = _UNITS_FOR_KIND[shown.kind]
-    if units is not None and fact.unit not in units:
+    if fact.unit is None:
+        # A formula's constant is a bare number ("× 100"), never an amount or a percentage.
+        if units is not None:
+            return False
+    elif units is not None and fact.unit not in units:
         return False
     if abs(shown.value - fact.value) <= _tolerance(shown, fact.value):
         return True
@@ -106,18 +168,18 @@ def _value_matches(shown: ShownNumber, fact: Fact, loss: bool) -> bool:
     )
 
 
-def _fits(fact: Fact, context: _Context) -> bool:
+def _fits(fact: _Figure, context: _Context) -> bool:
     if context.years and fact.fiscal_year not in context.years:
         return False
     return not context.symbols or fact.symbol in context.symbols
 
 
-def _describe(fact: Fact) -> str:
-    return f"{fact.company}'s {fact.metric_label} in fiscal {fact.fiscal_year}"
+def _describe(fact: _Figure) -> str:
+    return f"{fact.company}'s {fact.label} in fiscal {fact.fiscal_year}"
 
 
 def _number_issue(
-    shown: ShownNumber, context: _Context, companies: dict[str, str], near: Fact | None
+    shown: ShownNumber, context: _Context, companies: dict[str, str], near: _Figure | None
 ) -> ValidationIssue:
     scope = ""
     if context.symbols:
@@ -163,11 +225,12 @@ def check_answer(
             )
         return contexts[index]
 
-    # a, b: each figure matches a fact's value within its shown precision, in its sentence's
-    # year and company.
+    # a, b: each figure matches a fact's value (or an input or constant of its arithmetic)
+    # within its shown precision, in its sentence's year and company.
+    figures = _figures(facts)
     for number in shown.numbers:
         context = context_at(number.start)
-        by_value = [fact for fact in facts if _value_matches(number, fact, context.loss)]
+        by_value = [fact for fact in figures if _value_matches(number, fact, context.loss)]
         if not any(_fits(fact, context) for fact in by_value):
             near = by_value[0] if by_value else None
             issues.append(_number_issue(number, context, display, near))
@@ -184,6 +247,8 @@ def check_answer(
             known_years.add(source.fiscal_year)
     for fact in facts:
         known_years.add(fact.fiscal_year)
+        # The arithmetic names its inputs' periods ("$50.7 billion at the end of fiscal 2022").
+        known_years.update(item.fiscal_year for item in fact.inputs)
         known_years.add(fact.period_end.year)
         known_dates.add(fact.period_end)
         if fact.period_start is not None:
