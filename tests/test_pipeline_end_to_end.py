@@ -320,6 +320,18 @@ DEPTH_QUESTIONS = [
     ("Microsoft revenue 2023", ["Microsoft", "daily prices from", "SEC filings index"]),
     ("Tesla stock price 2021", ["Tesla", "financial figures for fiscal 2009 to 2021"]),
     ("Apple stock price 2025", ["held: 1980-12-12 to 2023-04-14"]),
+    # A derived figure shows its arithmetic, and its inputs pass the validator.
+    (
+        "What was Apple's gross margin in fiscal 2023?",
+        ["was 44.1%: gross profit $169.1 billion / revenue $383.3 billion × 100 = 44.1%."],
+    ),
+    (
+        "Apple return on equity in fiscal 2023",
+        [
+            "net income $97.0 billion / average stockholders' equity ($62.1 billion at the end "
+            "of fiscal 2023 and $50.7 billion at the end of fiscal 2022) × 100 = 171.9%"
+        ],
+    ),
 ]
 
 
