@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install run test lint format bench dataset clean
+.PHONY: install run test lint format bench bench-resolver dataset clean
 
 $(INSTALLED): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ dataset: install
 
 bench: install
 	$(BIN)/python bench/pipeline.py
+	$(BIN)/python bench/metric_resolver.py
+
+# Metric resolver accuracy and latency on bench/metric_phrases*.tsv (no services needed).
+bench-resolver: install
+	$(BIN)/python bench/metric_resolver.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
