@@ -210,20 +210,24 @@ def test_assets_that_differ_from_liabilities_and_equity_are_an_error() -> None:
     assert "1,500M" in findings[0].message
 
 
-def test_equity_outside_stockholders_equity_is_only_a_warning() -> None:
-    # Tesla: assets 22,664 = liabilities and equity as reported, but liabilities + its
-    # stockholders' equity fall 1,161 short (noncontrolling and redeemable interests).
+def test_equity_outside_stockholders_equity_is_one_warning_for_all_its_periods() -> None:
+    # Tesla: assets = liabilities and equity as reported, but liabilities + its stockholders'
+    # equity fall ~1.2-1.4bn short (noncontrolling and redeemable interests).
     rows = [
         annual("total_assets", 2016, 22_664 * M),
         annual("total_liabilities_and_equity", 2016, 22_664 * M),
         annual("total_liabilities", 2016, 16_750 * M),
         annual("stockholders_equity", 2016, 4_753 * M),
+        quarter("total_assets", 2017, 1, 25_054 * M),
+        quarter("total_liabilities_and_equity", 2017, 1, 25_054 * M),
+        quarter("total_liabilities", 2017, 1, 18_000 * M),
+        quarter("stockholders_equity", 2017, 1, 5_873 * M),
     ]
 
     [finding] = balance_sheet_off("TSLA", rows)
 
-    assert (finding.level, finding.period) == (WARNING, "FY2016")
-    assert "noncontrolling" in finding.message
+    assert (finding.level, finding.period) == (WARNING, "FY2016..Q1 FY2017")
+    assert "at 2 period end(s)" in finding.message and "noncontrolling" in finding.message
 
 
 def test_an_unbalanced_sheet_without_a_reported_total_is_an_error() -> None:

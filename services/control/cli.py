@@ -1,4 +1,4 @@
-"""`finq`: up, down, status, ask, migrate and ingest."""
+"""`finq`: up, down, status, ask, migrate, ingest and data check."""
 
 from __future__ import annotations
 
@@ -262,6 +262,87 @@ def command_ingest(args: argparse.Namespace, settings: ControlSettings) -> int:
     return 0
 
 
+def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq ingest sec TICKER|CIK...`: see services.ingest.sec_api."""
+    import asyncpg
+
+    from services.ingest.sec_api import (
+        RateLimiter,
+        RetryPolicy,
+        SecClient,
+        SecEndpoints,
+        SecIngestOutcome,
+        ingest_sec,
+        sec_headers,
+    )
+
+    offline_dir = Path(args.from_dir) if args.from_dir else settings.sec_offline_dir
+    save_dir = Path(args.save_dir) if args.save_dir else settings.home / "sec"
+
+    async def run() -> SecIngestOutcome:
+        await prepare_database(settings.database_url, load_default=False)
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            if args.offline:
+                return await ingest_sec(
+                    conn, None, args.companies, save_dir=save_dir, offline_dir=offline_dir
+                )
+            async with httpx.AsyncClient(
+                headers=sec_headers(settings.sec_user_agent),
+                timeout=settings.sec_timeout_seconds,
+                follow_redirects=True,
+            ) as http:
+                sec = SecClient(
+                    http=http,
+                    limiter=RateLimiter(settings.sec_max_requests_per_second),
+                    endpoints=SecEndpoints(settings.sec_data_url, settings.sec_www_url),
+                    policy=RetryPolicy(
+                        retries=settings.sec_retries,
+                        backoff_seconds=settings.sec_backoff_seconds,
+                        max_wait_seconds=settings.sec_max_wait_seconds,
+                    ),
+                )
+                return await ingest_sec(
+                    conn, sec, args.companies, save_dir=save_dir, offline_dir=offline_dir
+                )
+        finally:
+            await conn.close()
+
+    if not args.offline and "set FINQ_SEC_USER_AGENT" in settings.sec_user_agent:
+        print("note: SEC asks who is calling; set FINQ_SEC_USER_AGENT='your-name your@email'")
+    try:
+        outcome = asyncio.run(run())
+    except Exception as error:
+        print(f"ingest failed: {error}", file=sys.stderr)
+        return 1
+    if outcome.failed:
+        print(f"{len(outcome.failed)} of {len(args.companies)} failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+def command_data_check(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq data check [--json]`: see services.ingest.data_check."""
+    import asyncpg
+
+    from services.ingest.data_check import CheckReport, check_database, format_report
+
+    async def run() -> CheckReport:
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            return await check_database(conn)
+        finally:
+            await conn.close()
+
+    try:
+        report = asyncio.run(run())
+    except (OSError, asyncpg.PostgresError) as error:
+        print(f"cannot check {settings.database_url}: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
+    return 1 if report.errors else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="finq", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -308,6 +389,38 @@ def build_parser() -> argparse.ArgumentParser:
     ingest_kinds.add_parser("default", help="the bundled default dataset").set_defaults(
         run=command_ingest
     )
+    sec = ingest_kinds.add_parser(
+        "sec",
+        help="companyfacts and submissions from SEC EDGAR (or files when offline)",
+        description="Fetch each company's companyfacts and submissions JSON from SEC "
+        "(FINQ_SEC_USER_AGENT, at most 10 requests a second) and load them as "
+        "`ingest companyfacts` and `ingest submissions` do. Without a network, or with "
+        "--offline, the files are read from --from-dir.",
+    )
+    sec.add_argument("companies", nargs="+", metavar="TICKER|CIK")
+    sec.add_argument("--offline", action="store_true", help="read files, make no requests")
+    sec.add_argument(
+        "--from-dir",
+        default=None,
+        metavar="DIR",
+        help="where offline files are: DIR/companyfacts/CIK##########.json and "
+        "DIR/submissions/CIK##########.json (default FINQ_SEC_OFFLINE_DIR, ../shared/data/sec)",
+    )
+    sec.add_argument(
+        "--save-dir",
+        default=None,
+        metavar="DIR",
+        help="where downloads are written, in the same layout (default FINQ_HOME/sec)",
+    )
+    sec.set_defaults(run=command_ingest_sec)
+    data = commands.add_parser("data", help="look at the data held")
+    data_commands = data.add_subparsers(dest="data_command", required=True)
+    check = data_commands.add_parser(
+        "check",
+        help="gaps and suspicious values per company; exit 1 on an error-level finding",
+    )
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.set_defaults(run=command_data_check)
     return parser
 
 

@@ -18,3 +18,19 @@ class ControlSettings(FinqSettings):
     gateway_port: int = Field(default=8000, ge=1, le=65535)
     # `finq ask` talks to this; empty means the gateway `finq up` started.
     url: str = ""
+
+    # `finq ingest sec`. SEC refuses clients that do not say who they are: its policy asks
+    # for "name email" here.
+    sec_user_agent: str = "finq/0.1 (contact: set FINQ_SEC_USER_AGENT)"
+    # Base URLs, so tests (or a mirror) can stand in for SEC.
+    sec_data_url: str = "https://data.sec.gov"
+    sec_www_url: str = "https://www.sec.gov"
+    # SEC's ceiling is 10 a second for the whole client; lower is allowed, higher is not.
+    sec_max_requests_per_second: int = Field(default=10, ge=1, le=10)
+    sec_retries: int = Field(default=4, ge=0, le=10)
+    sec_backoff_seconds: float = Field(default=0.5, ge=0)
+    # A Retry-After longer than this fails the company instead of hanging the command.
+    sec_max_wait_seconds: float = Field(default=60.0, ge=0)
+    sec_timeout_seconds: float = Field(default=30.0, gt=0)
+    # Where `finq ingest sec` reads files when offline: the layout of ../shared/data/sec.
+    sec_offline_dir: Path = Path("../shared/data/sec")

@@ -33,9 +33,10 @@ Warnings:
   years with the same gap. The year in progress is skipped. This is coverage, not a fault:
   the first 10-Qs in XBRL start mid-year, and 10-Qs report cash flows year-to-date, so a
   cash flow's Q2 and Q3 are missing year after year.
-- `balance_sheet`: total assets exceed total liabilities + stockholders' equity by more
-  than 1% while the reported total of liabilities and equity agrees with them: the rest is
-  equity outside `stockholders_equity` (noncontrolling interests, temporary equity), real.
+- `balance_sheet`: total assets differ from total liabilities + stockholders' equity by
+  more than 1% while the reported total of liabilities and equity agrees with them: the
+  rest is equity outside `stockholders_equity` (noncontrolling interests, temporary
+  equity), which is real. One finding names all the period ends it shows at.
 - `jump` by ×10 or more (below a thousand) for a figure of scale (`SCALE_METRICS`), year
   on year or quarter on the same quarter a year before: a stock split not carried through
   looks like this, but so does a start-up's growth. Income lines are left out: a profit ten
@@ -316,14 +317,20 @@ def quarters_not_summing_to_year(symbol: str, rows: Sequence[ValueRow]) -> list[
 
 
 def balance_sheet_off(symbol: str, rows: Sequence[ValueRow]) -> list[Finding]:
-    """Total assets against the other side of the balance sheet, at each year and quarter end."""
+    """Total assets against the other side of the balance sheet, at each year and quarter
+    end. Equity held outside stockholders' equity is one warning for all the period ends
+    it shows at: it is the same fact about the company each time."""
     by_period: dict[tuple[int, int], dict[str, float]] = defaultdict(dict)
     for row in rows:
         # Q4 balances are the fiscal year end's: checked once, as the year.
         if row.period_type == "annual" or row.fiscal_quarter in (1, 2, 3):
             by_period[(row.fiscal_year, row.fiscal_quarter)][row.metric] = row.value
     findings = []
-    for (year, quarter), values in sorted(by_period.items()):
+    outside_equity: list[tuple[str, float]] = []  # (period, share of assets)
+    # Chronological: a fiscal year's end (quarter 0 here) comes after its Q3.
+    for (year, quarter), values in sorted(
+        by_period.items(), key=lambda kv: (kv[0][0], kv[0][1] or 4)
+    ):
         assets = values.get("total_assets")
         if assets is None:
             continue
@@ -350,28 +357,37 @@ def balance_sheet_off(symbol: str, rows: Sequence[ValueRow]) -> list[Finding]:
         off_by = _off_by(liabilities + equity, assets, abs(assets))
         if off_by is None:
             continue
-        gap = assets - liabilities - equity
         if sides_agree:
-            message = (
-                f"{period}: total assets {_money(assets)} are {_money(gap)} ({off_by:.1%}) more "
-                "than total liabilities + stockholders' equity, while the reported total of "
-                "liabilities and equity agrees: the rest is held outside stockholders' "
-                "equity (noncontrolling interests, temporary equity)"
-            )
-        else:
-            message = (
-                f"{period}: total assets {_money(assets)} but total liabilities "
-                f"{_money(liabilities)} + stockholders' equity {_money(equity)} = "
-                f"{_money(liabilities + equity)} ({off_by:.1%} apart)"
-            )
+            outside_equity.append((period, abs(assets - liabilities - equity) / abs(assets)))
+            continue
         findings.append(
             Finding(
                 symbol,
                 "balance_sheet",
-                WARNING if sides_agree else ERROR,
-                message,
+                ERROR,
+                f"{period}: total assets {_money(assets)} but total liabilities "
+                f"{_money(liabilities)} + stockholders' equity {_money(equity)} = "
+                f"{_money(liabilities + equity)} ({off_by:.1%} apart)",
                 "total_assets",
                 period,
+            )
+        )
+    if outside_equity:
+        first, last = outside_equity[0][0], outside_equity[-1][0]
+        shares = [share for _, share in outside_equity]
+        span = first if first == last else f"{first}..{last}"
+        findings.append(
+            Finding(
+                symbol,
+                "balance_sheet",
+                WARNING,
+                f"at {len(outside_equity)} period end(s) from {first} to {last}, total "
+                f"liabilities + stockholders' equity differ from total assets by "
+                f"{min(shares):.1%}-{max(shares):.1%} while the reported total of liabilities "
+                "and equity agrees: the rest is equity outside stockholders' equity "
+                "(noncontrolling interests, temporary equity)",
+                "total_assets",
+                span,
             )
         )
     return findings
