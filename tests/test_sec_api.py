@@ -29,6 +29,7 @@ import httpx
 import pytest
 
 from services.control.servers import free_port
+from services.ingest.companyfacts import IngestError
 from services.ingest.dataset import parse_companyfacts_files
 from services.ingest.filings import read_submissions_files
 from services.ingest.sec_api import (
@@ -38,11 +39,14 @@ from services.ingest.sec_api import (
     SecEndpoints,
     SecHttpError,
     UnknownCikError,
+    cik_of_identifier,
     download_company,
     fetch_document,
     ingest_sec,
+    resolve_company,
     retry_after_seconds,
     sec_headers,
+    tickers_in_directory,
 )
 from tests.helpers import REPO_ROOT, require_shared_data
 
@@ -242,7 +246,10 @@ def sec_client(http: httpx.AsyncClient, url: str, policy: RetryPolicy = FAST_RET
 async def test_every_request_declares_the_configured_user_agent(
     sec_stand_in: StandInSec, http: httpx.AsyncClient, tmp_path: Path
 ) -> None:
-    await download_company(sec_client(http, sec_stand_in.url), EXAMPLE_CIK, tmp_path, print)
+    messages: list[str] = []
+    await download_company(
+        sec_client(http, sec_stand_in.url), EXAMPLE_CIK, tmp_path, messages.append
+    )
 
     assert [seen.user_agent for seen in sec_stand_in.requests] == [USER_AGENT, USER_AGENT]
 
@@ -312,7 +319,9 @@ async def test_an_unknown_cik_is_reported_as_an_unknown_cik(
     sec_stand_in: StandInSec, http: httpx.AsyncClient, tmp_path: Path
 ) -> None:
     with pytest.raises(UnknownCikError, match="unknown CIK 0000000042") as raised:
-        await download_company(sec_client(http, sec_stand_in.url), "0000000042", tmp_path, print)
+        await download_company(
+            sec_client(http, sec_stand_in.url), "0000000042", tmp_path, lambda _: None
+        )
 
     assert raised.value.code == "unknown_cik"
     # A 404 is an answer, not a failure to retry.
@@ -350,6 +359,36 @@ async def test_rate_limiter_never_starts_more_than_ten_requests_a_second(
     # Two full windows must pass before the 21st request may start.
     assert elapsed >= 2.0
     print(f"25 requests in {elapsed:.2f} s; shortest span of 11 arrivals {min(spans):.3f} s")
+
+
+# --- which company ---------------------------------------------------------------------------
+
+
+def test_a_cik_is_read_in_any_of_its_spellings() -> None:
+    assert cik_of_identifier("320193") == cik_of_identifier("CIK0000320193") == "0000320193"
+    assert cik_of_identifier("AAPL") is None
+
+
+def test_a_company_already_held_keeps_its_symbol_whatever_ticker_names_it() -> None:
+    known = {"GOOGL": "0001652044"}
+    sec_map = {"GOOG": "0001652044", "MSFT": "0000789019"}
+
+    def stored_as(given: str, ticker_map: dict[str, str] | None) -> str | None:
+        request = resolve_company(given, known, ticker_map)
+        assert request is not None
+        return request.symbol
+
+    assert resolve_company("goog", known, None) is None  # only SEC's list can tell
+    assert stored_as("goog", sec_map) == "GOOGL"
+    assert stored_as("1652044", None) == "GOOGL"
+    assert stored_as("msft", sec_map) == "MSFT"
+    with pytest.raises(IngestError, match="unknown ticker ZZZZ"):
+        resolve_company("ZZZZ", known, sec_map)
+
+
+def test_offline_tickers_come_from_the_submissions_files(tmp_path: Path) -> None:
+    offline_dir = write_offline_directory(tmp_path / "sec")
+    assert tickers_in_directory(offline_dir) == {"EXMP": EXAMPLE_CIK}
 
 
 # --- the command ---------------------------------------------------------------------------------

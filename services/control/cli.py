@@ -279,13 +279,22 @@ def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> i
     offline_dir = Path(args.from_dir) if args.from_dir else settings.sec_offline_dir
     save_dir = Path(args.save_dir) if args.save_dir else settings.home / "sec"
 
+    def progress(line: str) -> None:
+        # Flushed per line: a download takes seconds, and output may be a pipe.
+        print(line, flush=True)
+
     async def run() -> SecIngestOutcome:
         await prepare_database(settings.database_url, load_default=False)
         conn = await asyncpg.connect(settings.database_url)
         try:
             if args.offline:
                 return await ingest_sec(
-                    conn, None, args.companies, save_dir=save_dir, offline_dir=offline_dir
+                    conn,
+                    None,
+                    args.companies,
+                    save_dir=save_dir,
+                    offline_dir=offline_dir,
+                    report=progress,
                 )
             async with httpx.AsyncClient(
                 headers=sec_headers(settings.sec_user_agent),
@@ -303,7 +312,12 @@ def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> i
                     ),
                 )
                 return await ingest_sec(
-                    conn, sec, args.companies, save_dir=save_dir, offline_dir=offline_dir
+                    conn,
+                    sec,
+                    args.companies,
+                    save_dir=save_dir,
+                    offline_dir=offline_dir,
+                    report=progress,
                 )
         finally:
             await conn.close()

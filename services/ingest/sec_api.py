@@ -428,29 +428,34 @@ class CompanyRequest:
     cik: str
     # The symbol to store under; None lets the submissions' first ticker name it.
     symbol: str | None
-    found_in: str  # where the CIK came from, for the report
 
 
 def resolve_company(
-    given: str, known: Mapping[str, str], ticker_map: Mapping[str, str] | None
+    given: str,
+    known: Mapping[str, str],
+    ticker_map: Mapping[str, str] | None,
+    ticker_source: str = "SEC's ticker list",
 ) -> CompanyRequest | None:
     """The CIK and symbol for a ticker or CIK, or None when only the ticker map can tell
     and it is not loaded yet. Raises IngestError for a ticker nobody knows."""
     cik = cik_of_identifier(given)
     by_cik = {company_cik: symbol for symbol, company_cik in reversed(list(known.items()))}
     if cik is not None:
-        return CompanyRequest(given, cik, by_cik.get(cik), "CIK")
+        return CompanyRequest(given, cik, by_cik.get(cik))
     ticker = normalize_symbol(given)
     if ticker in known:
-        return CompanyRequest(given, known[ticker], ticker, "known companies")
+        return CompanyRequest(given, known[ticker], ticker)
     if ticker_map is None:
         return None
     if ticker not in ticker_map:
-        raise IngestError(f"unknown ticker {ticker}: SEC's ticker list does not have it")
+        raise IngestError(
+            f"unknown ticker {ticker}: neither the database, the bundled dataset nor "
+            f"{ticker_source} has it; give its CIK instead"
+        )
     cik = ticker_map[ticker]
     # Stored under a symbol the database already uses for the CIK (GOOG → GOOGL), so one
     # company never becomes two.
-    return CompanyRequest(given, cik, by_cik.get(cik, ticker), "SEC ticker map")
+    return CompanyRequest(given, cik, by_cik.get(cik, ticker))
 
 
 async def fetch_ticker_map(sec: SecClient) -> dict[str, str]:
@@ -521,10 +526,12 @@ async def ingest_sec(
                         ticker_map = await fetch_ticker_map(sec)
                     except SecUnreachableError as error:
                         go_offline(error)
+                source = "SEC's ticker list"
                 if outcome.offline_reason is not None:
                     ticker_map = tickers_in_directory(offline_dir)
+                    source = f"the files in {offline_dir}"
                 # With a ticker map at hand the answer is a company or an IngestError.
-                request = resolve_company(given, known, ticker_map or {})
+                request = resolve_company(given, known, ticker_map or {}, source)
             if request is None:
                 raise IngestError(f"cannot tell which company {given!r} is")
             label = f"{request.symbol or given.upper()} (CIK {request.cik})"
