@@ -59,7 +59,7 @@ KINDS: tuple[str, ...] = (
     "paraphrase",
 )
 # What a call can end in: the resolver's methods, or a refusal (UnknownMetricPhrase).
-OUTCOMES: tuple[str, ...] = ("exact", "learned", "fuzzy", "embedding", "refused")
+OUTCOMES: tuple[str, ...] = ("exact", "learned", "composed", "fuzzy", "embedding", "refused")
 
 # The targets this benchmark reports against (the run without embeddings).
 TARGET_TOP1 = 0.97

@@ -170,6 +170,7 @@ CATALOG: tuple[Metric, ...] = (
             "total net sales",
             "top line",
             "turnover",
+            "total sales",
         ),
         # Apple: SalesRevenueNet to FY2017, Revenues FY2016-FY2018, then the ASC 606 tag;
         # Tesla: Revenues (its SalesRevenueGoodsNet is automotive only, a partial figure).
@@ -303,6 +304,8 @@ CATALOG: tuple[Metric, ...] = (
             "total equity",
             "equity",
             "book value",
+            "net worth",
+            "net assets",
         ),
         xbrl_tags=(
             "StockholdersEquity",
@@ -349,6 +352,8 @@ CATALOG: tuple[Metric, ...] = (
             "purchases of property and equipment",
             "purchases of property plant and equipment",
             "payments for property plant and equipment",
+            "cap ex",
+            "purchases of pp&e",
         ),
         # Apple used PaymentsToAcquireProductiveAssets to FY2014, NVIDIA from FY2022
         # (it also covers intangibles, which is why it comes second). NVIDIA's FY2013-FY2021
@@ -426,6 +431,8 @@ CATALOG: tuple[Metric, ...] = (
             "sg&a expenses",
             "selling general and administrative",
             "selling general and administrative expenses",
+            "selling general and administrative costs",
+            "sg&a costs",
         ),
         # Apple, NVIDIA and Tesla in every year; Alphabet never (see the two below).
         ("SellingGeneralAndAdministrativeExpense",),
@@ -437,7 +444,15 @@ CATALOG: tuple[Metric, ...] = (
         "USD",
         "flow",
         "Sales and marketing expense for the period, where it is reported on its own.",
-        ("selling and marketing", "selling and marketing expense", "marketing expense"),
+        (
+            "selling and marketing",
+            "selling and marketing expense",
+            "marketing expense",
+            "sales and marketing",
+            "sales and marketing expense",
+            "marketing spend",
+            "marketing costs",
+        ),
         # Alphabet in every year; Apple from FY2023 (in the notes).
         ("SellingAndMarketingExpense",),
     ),
@@ -448,7 +463,14 @@ CATALOG: tuple[Metric, ...] = (
         "USD",
         "flow",
         "General and administrative expense for the period, where it is reported on its own.",
-        ("g&a", "g&a expense", "general and administrative"),
+        (
+            "g&a",
+            "g&a expense",
+            "general and administrative",
+            "administrative expenses",
+            "general and administrative expenses",
+            "g&a costs",
+        ),
         # Alphabet in every year; Apple from FY2023.
         ("GeneralAndAdministrativeExpense",),
     ),
@@ -459,7 +481,12 @@ CATALOG: tuple[Metric, ...] = (
         "USD",
         "flow",
         "Total operating expenses (excluding cost of revenue) for the period.",
-        ("opex", "total operating expenses"),
+        (
+            "opex",
+            "total operating expenses",
+            "op ex",
+            "operating costs",
+        ),
         # Apple, NVIDIA and Tesla. Alphabet's CostsAndExpenses also holds cost of revenue,
         # a different total, so it is not a fallback: Alphabet has none.
         ("OperatingExpenses",),
@@ -509,6 +536,8 @@ CATALOG: tuple[Metric, ...] = (
             "earnings before taxes",
             "profit before tax",
             "ebt",
+            "earnings before income taxes",
+            "pretax profit",
         ),
         # The first tag from Apple FY2011, NVIDIA FY2020, Alphabet 2017 and Tesla throughout;
         # the second, older name before that.
@@ -530,6 +559,9 @@ CATALOG: tuple[Metric, ...] = (
             "tax expense",
             "taxes",
             "provision for income taxes",
+            "tax provision",
+            "income tax provision",
+            "provision for taxes",
         ),
         ("IncomeTaxExpenseBenefit",),
     ),
@@ -733,7 +765,7 @@ CATALOG: tuple[Metric, ...] = (
         "USD",
         "instant",
         "Commercial paper outstanding at the end of the period.",
-        (),
+        ("commercial paper outstanding",),
         # Apple, Alphabet and NVIDIA (zero); Tesla has none.
         ("CommercialPaper",),
     ),
@@ -750,6 +782,8 @@ CATALOG: tuple[Metric, ...] = (
             "current portion of long term debt",
             "current maturities of long term debt",
             "current portion of term debt",
+            "current maturities of debt",
+            "debt due within one year",
         ),
         # Apple and Alphabet (2019 on) and NVIDIA: LongTermDebtCurrent; Alphabet 2014-2015
         # and Tesla 2014-2018 tagged debt and capital leases together; Tesla 2019-2021 only
@@ -773,7 +807,13 @@ CATALOG: tuple[Metric, ...] = (
         "USD",
         "instant",
         "Debt due after more than a year (non-current portion) at the end of the period.",
-        ("long term debt noncurrent", "noncurrent debt", "term debt"),
+        (
+            "long term debt noncurrent",
+            "noncurrent debt",
+            "term debt",
+            "long term borrowings",
+            "non current borrowings",
+        ),
         # Apple from FY2014, NVIDIA from FY2020, Alphabet, Tesla to 2013: the non-current tag;
         # Alphabet 2020-2022 and Tesla 2014-2018 tag debt and finance leases together.
         # LongTermDebt is not a fallback: it includes the current portion. So NVIDIA before
@@ -869,6 +909,8 @@ CATALOG: tuple[Metric, ...] = (
             "cash flow from investing activities",
             "net cash used in investing activities",
             "cfi",
+            "cash flow from investing",
+            "cash used in investing activities",
         ),
         # Apple FY2014 and Tesla 2014-2015 used the continuing-operations name.
         (
@@ -890,6 +932,8 @@ CATALOG: tuple[Metric, ...] = (
             "cash flow from financing activities",
             "net cash used in financing activities",
             "cff",
+            "cash flow from financing",
+            "cash used in financing activities",
         ),
         (
             "NetCashProvidedByUsedInFinancingActivities",
@@ -927,6 +971,8 @@ CATALOG: tuple[Metric, ...] = (
             "share based compensation",
             "stock based compensation expense",
             "sbc",
+            "equity compensation",
+            "equity based compensation",
         ),
         ("ShareBasedCompensation", "AllocatedShareBasedCompensationExpense"),
     ),
@@ -937,7 +983,13 @@ CATALOG: tuple[Metric, ...] = (
         "USD",
         "flow",
         "Cash paid for income taxes, net of refunds, for the period.",
-        ("cash taxes", "cash taxes paid", "taxes paid"),
+        (
+            "cash taxes",
+            "cash taxes paid",
+            "taxes paid",
+            "cash paid for income taxes",
+            "cash paid for taxes",
+        ),
         # Tesla and Alphabet's 2013 figure use the older name.
         ("IncomeTaxesPaidNet", "IncomeTaxesPaid"),
     ),
@@ -948,7 +1000,11 @@ CATALOG: tuple[Metric, ...] = (
         "USD",
         "flow",
         "Cash paid for interest for the period.",
-        ("cash interest paid", "cash paid for interest"),
+        (
+            "cash interest paid",
+            "cash paid for interest",
+            "cash interest",
+        ),
         ("InterestPaidNet", "InterestPaid"),
     ),
     # --- reported: capital returns --------------------------------------------------------
@@ -959,7 +1015,14 @@ CATALOG: tuple[Metric, ...] = (
         "USD",
         "flow",
         "Cash dividends paid to shareholders in the period, as a positive amount.",
-        ("dividends", "cash dividends", "cash dividends paid", "dividend payments"),
+        (
+            "dividends",
+            "cash dividends",
+            "cash dividends paid",
+            "dividend payments",
+            "dividends paid to shareholders",
+            "dividends to shareholders",
+        ),
         # Apple FY2016-FY2017 also tagged the common-stock variant; Tesla pays none.
         ("PaymentsOfDividends", "PaymentsOfDividendsCommonStock"),
     ),
@@ -1049,7 +1112,11 @@ CATALOG: tuple[Metric, ...] = (
         "stockholders_equity - goodwill - intangible_assets",
         "Stockholders' equity minus goodwill and intangible assets at the end of the period; "
         "only where both are reported.",
-        ("tangible equity", "tangible net worth"),
+        (
+            "tangible equity",
+            "tangible net worth",
+            "tangible book",
+        ),
     ),
     _derived(
         "invested_capital",
@@ -1059,7 +1126,10 @@ CATALOG: tuple[Metric, ...] = (
         "instant",
         "total_debt + stockholders_equity",
         "Total debt plus stockholders' equity at the end of the period.",
-        (),
+        (
+            "total capital",
+            "capital invested",
+        ),
     ),
     _derived(
         "capital_employed",
@@ -1080,7 +1150,12 @@ CATALOG: tuple[Metric, ...] = (
         "flow",
         "gross_profit / revenue * 100",
         "Gross profit as a percentage of revenue for the period.",
-        ("gross profit margin", "gross margin percentage", "gross margin %"),
+        (
+            "gross profit margin",
+            "gross margin percentage",
+            "gross margin %",
+            "gm %",
+        ),
     ),
     _derived(
         "operating_margin",
@@ -1185,7 +1260,11 @@ CATALOG: tuple[Metric, ...] = (
         "operating_income * (1 - income_tax_expense / pretax_income)",
         "Net operating profit after tax: operating income times one minus the effective tax "
         "rate; none for a pretax loss.",
-        ("net operating profit after tax", "net operating profit after taxes"),
+        (
+            "net operating profit after tax",
+            "net operating profit after taxes",
+            "operating profit after tax",
+        ),
     ),
     _derived(
         "return_on_invested_capital",
@@ -1632,7 +1711,11 @@ CATALOG: tuple[Metric, ...] = (
         "instant",
         "cash_and_equivalents + opt(marketable_securities_current)",
         "Cash and cash equivalents plus current marketable securities at the end of the period.",
-        ("cash and marketable securities", "cash and short term marketable securities"),
+        (
+            "cash and marketable securities",
+            "cash and short term marketable securities",
+            "cash and investments",
+        ),
     ),
     _derived(
         "cash_ratio",
@@ -1686,7 +1769,11 @@ CATALOG: tuple[Metric, ...] = (
         "revenue / avg(total_assets)",
         "Revenue divided by average total assets (opening and closing; the closing balance "
         "alone where the opening one is missing); annual and trailing twelve months.",
-        ("total asset turnover", "asset turnover ratio"),
+        (
+            "total asset turnover",
+            "asset turnover ratio",
+            "asset turns",
+        ),
     ),
     _derived(
         "fixed_asset_turnover",
@@ -2022,7 +2109,12 @@ CATALOG: tuple[Metric, ...] = (
         "flow",
         "enterprise_value / ebitda",
         "Enterprise value divided by EBITDA; none where EBITDA is zero or negative.",
-        ("ev to ebitda", "enterprise value to ebitda", "ebitda multiple"),
+        (
+            "ev to ebitda",
+            "enterprise value to ebitda",
+            "ebitda multiple",
+            "enterprise multiple",
+        ),
     ),
     _derived(
         "ev_to_sales",

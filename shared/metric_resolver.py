@@ -15,6 +15,7 @@ and record phrases that only a fallback understood (`alias_misses`, see
 
 from __future__ import annotations
 
+import ast
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-ResolutionMethod = Literal["exact", "learned", "fuzzy", "embedding"]
+ResolutionMethod = Literal["exact", "learned", "composed", "fuzzy", "embedding"]
 
 # Fuzzy matching counts typing slips: optimal-string-alignment edits, where swapping two
 # neighbours ("reveune") is one edit. A phrase may have one slip up to 7 characters, two
@@ -75,10 +76,47 @@ def _singular(word: str) -> str:
     return word
 
 
-def normalize_phrase(text: str) -> str:
-    """The form phrases are compared in: lower case, no punctuation, initials joined,
-    plurals singular, filler words gone. "Price/Earnings ratios" → "price to earning ratio"
-    (earnings keeps its s: it is not a plural), "R&D" → "rd", "Net-Income" → "net income"."""
+# Shorthand people write for the words of metric names, spelled out on both sides before
+# matching: "OCF", "LT debt", "A/R", "wtd avg shs". Only shorthand that means one thing in
+# a financial question is here ("EV" is left alone: at Tesla it is a car).
+_ABBREVIATIONS: dict[str, str] = {
+    "ocf": "operating cash flow",
+    "fcf": "free cash flow",
+    "cf": "cash flow",
+    "lt": "long term",
+    "st": "short term",
+    "ar": "accounts receivable",
+    "ap": "accounts payable",
+    "de": "debt to equity",
+    "nd": "net debt",
+    "nwc": "net working capital",
+    "tbv": "tangible book value",
+    "bv": "book value",
+    "bvps": "book value per share",
+    "div": "dividend",
+    "avg": "average",
+    "wtd": "weighted",
+    "shs": "shares",
+    "comp": "compensation",
+    "sbc": "stock based compensation",
+    "admin": "administrative",
+    "ga": "general and administrative",
+    "sm": "sales and marketing",
+    "da": "depreciation and amortization",
+    "ppe": "property plant and equipment",
+    "cogs": "cost of goods sold",
+    "pct": "percent",
+    "percentage": "percent",
+    "yoy": "year over year",
+    "mkt": "market",
+    "mktg": "marketing",
+    "opex": "operating expenses",
+    "capex": "capital expenditures",
+    "roic": "return on invested capital",
+}
+
+
+def _words(text: str) -> list[str]:
     text = text.lower().replace("’", "'").replace("'s ", " ").replace("'", "")
     text = text.replace("_", " ")
     previous = None
@@ -86,9 +124,137 @@ def normalize_phrase(text: str) -> str:
         previous = text
         text = _SPACED_INITIALS.sub(r"\1\2", _JOINED_INITIALS.sub(r"\1\2", text))
     text = _SLASH.sub(" to ", text).replace("&", " and ").replace("%", " percent ")
-    words = _SPACES.sub(" ", _NON_WORD.sub(" ", text)).split()
-    kept = [_singular(word) for word in words if word not in _STOP_WORDS]
+    return _SPACES.sub(" ", _NON_WORD.sub(" ", text)).split()
+
+
+def normalize_phrase(text: str) -> str:
+    """The form phrases are compared in: lower case, no punctuation, initials joined,
+    shorthand spelled out, plurals singular, filler words gone. "Price/Earnings ratios" →
+    "price to earnings ratio" (earnings keeps its s: it is not a plural), "R&D" → "rd",
+    "LT debt" → "long term debt", "Net-Income" → "net income"."""
+    words = _words(text)
+    kept: list[str] = []
+    for word in words:
+        word = _singular(word)
+        for part in _ABBREVIATIONS.get(word, word).split():
+            if part not in _STOP_WORDS:
+                kept.append(_singular(part))
     return " ".join(kept or words)
+
+
+# --- composition: "X divided by Y", "X minus Y", "growth in X" read through formulas ------
+
+_YOY_FORMULA = re.compile(r"^\((\w+) / \1\[-1\] - 1\) \* 100$")
+_CAGR_FORMULA = re.compile(r"^\(\((\w+) / \1\[-(\d+)\]\) \*\* \(1 / \2\) - 1\) \* 100$")
+# base metric → its year-over-year growth metric; (base, years) → its CAGR metric.
+YOY_GROWTH_OF: dict[str, str] = {
+    match.group(1): metric.id
+    for metric in CATALOG
+    if metric.formula and (match := _YOY_FORMULA.match(metric.formula))
+}
+CAGR_OF: dict[tuple[str, int], str] = {
+    (match.group(1), int(match.group(2))): metric.id
+    for metric in CATALOG
+    if metric.formula and (match := _CAGR_FORMULA.match(metric.formula))
+}
+
+_OPERATORS = {ast.Div: "/", ast.Sub: "-", ast.Add: "+"}
+
+
+def _operand(node: ast.expr) -> str | None:
+    """A metric id, looking through avg() and opt(): "revenue divided by average total
+    assets" and "revenue divided by total assets" both mean asset turnover."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in {"avg", "opt"}
+        and len(node.args) == 1
+    ):
+        return _operand(node.args[0])
+    return None
+
+
+def _formula_key(formula: str) -> tuple[str, str, str] | None:
+    """(operator, left, right) of a two-term formula, scale factors (× 100, × 365) aside."""
+    node = ast.parse(formula, mode="eval").body
+    while (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mult)
+        and isinstance(node.right, ast.Constant)
+    ):
+        node = node.left
+    if not isinstance(node, ast.BinOp) or type(node.op) not in _OPERATORS:
+        return None
+    left, right = _operand(node.left), _operand(node.right)
+    if left is None or right is None:
+        return None
+    return _OPERATORS[type(node.op)], left, right
+
+
+def _formula_index(catalog: Iterable[Metric]) -> dict[tuple[str, str, str], str]:
+    index: dict[tuple[str, str, str], str] = {}
+    for metric in catalog:
+        if metric.formula and (key := _formula_key(metric.formula)) is not None:
+            index.setdefault(key, metric.id)
+    return index
+
+
+# The catalog's formulas, plus the accounting identities of metrics finq reads from filings
+# (equity is assets minus liabilities even though finq takes it as reported), and the
+# everyday reading of "cash per share".
+FORMULA_INDEX: dict[tuple[str, str, str], str] = {
+    **_formula_index(CATALOG),
+    ("-", "total_assets", "total_liabilities"): "stockholders_equity",
+    ("-", "revenue", "cost_of_revenue"): "gross_profit",
+    ("-", "gross_profit", "operating_expenses"): "operating_income",
+    ("-", "pretax_income", "income_tax_expense"): "net_income",
+    ("+", "long_term_debt", "current_debt"): "total_debt",
+    ("/", "cash_and_equivalents", "shares_outstanding"): "cash_per_share",
+    ("/", "net_income", "weighted_average_shares_diluted"): "eps_diluted",
+    ("/", "net_income", "weighted_average_shares_basic"): "eps_basic",
+}
+
+# How people join the two sides of a ratio, a difference or a sum (after normalizing:
+# "as a percentage of" has become "as percent").
+_BINARY_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"^(.+?) (?:divided by|relative to|compared to|compared with|in relation to"
+            r"|as percent|as share|as proportion|as fraction|per dollar|over|to|per) (.+)$"
+        ),
+        "/",
+    ),
+    (re.compile(r"^(.+?) (?:minus|less|net) (.+)$"), "-"),
+    (re.compile(r"^(.+?) (?:plus|and) (.+)$"), "+"),
+)
+_GROWTH_PHRASES = (
+    re.compile(r"^(?:growth|change|increase|rise) (?:in )?(.+)$"),
+    re.compile(r"^(.+) (?:growth|change|increase) ?(?:rate)?$"),
+)
+_CAGR_PHRASE = re.compile(
+    r"^(?:compound annual )?(.+?) (?:cagr|compound annual growth|growth)(?: rate)? "
+    r"(?:over |last |past )?(three|3|five|5) year$"
+)
+_YEARS = {"three": 3, "3": 3, "five": 5, "5": 5}
+_SHARE_WORDS = frozenset({"share", "per share", "share outstanding"})
+# Alone, "share price" asks the price tool; as one side of a ratio it is the close that
+# valuation formulas divide by.
+_PRICE_WORDS = frozenset({"price", "share price", "stock price", "closing price"})
+_LEADING_AVERAGE = re.compile(r"^average ")
+# Words around a name that do not change which metric it is: "how much debt relative to
+# equity", "GM %", "equity to assets ratio", "EV/EBITDA multiple".
+_LEADING_FILLER = re.compile(r"^(?:how much|how many|what|which|their|our) ")
+_TRAILING_FILLER = re.compile(r" (?:percent|ratio|rate|multiple|figure|number|amount)$")
+
+
+def _first_sentence(description: str) -> str:
+    return re.split(r"(?<=[.;])\s", description, maxsplit=1)[0].rstrip(".;").lower()
+
+
+def _sorted(key: str) -> str:
+    return " ".join(sorted(key.split()))
 
 
 class Embedder(Protocol):
@@ -106,7 +272,8 @@ class Resolution:
 
     @property
     def by_fallback(self) -> bool:
-        return self.method in ("fuzzy", "embedding")
+        """Reached without a name the catalog or the alias log holds for the phrase."""
+        return self.method in ("composed", "fuzzy", "embedding")
 
 
 class UnknownMetricPhrase(ValueError):
@@ -150,9 +317,28 @@ class MetricResolver:
     def __post_init__(self) -> None:
         self._keys = list(self.phrases)
         self._key_metrics = [self.phrases[key] for key in self._keys]
+        self._positions_by_length: dict[int, list[int]] = {}
+        for position, key in enumerate(self._keys):
+            self._positions_by_length.setdefault(len(key), []).append(position)
+        # Suggestions are scored against each metric's label and id only: a quarter of the
+        # names, so a refusal stays well under a millisecond.
+        self._suggestion_keys = [
+            normalize_phrase(name) for m in CATALOG for name in (m.label, m.id)
+        ]
+        self._suggestion_metrics = [m.id for m in CATALOG for _ in (m.label, m.id)]
+        # Names by their words in any order; a word set two metrics share is left out.
+        reordered: dict[str, str | None] = {}
+        for key, metric in self.phrases.items():
+            words = _sorted(key)
+            reordered[words] = metric if reordered.get(words, metric) == metric else None
+        self._reordered = {words: m for words, m in reordered.items() if m is not None}
+        # The embedding index holds every name and each metric's description, whose words
+        # are closer to how people paraphrase ("money owed by customers") than any name.
         self._vectors: npt.NDArray[np.float32] | None = None
+        self._vector_metrics = [*self._key_metrics, *(m.id for m in CATALOG)]
         if self.embedder is not None:
-            self._vectors = self.embedder.encode(self._keys)
+            descriptions = [_first_sentence(m.description) for m in CATALOG]
+            self._vectors = self.embedder.encode([*self._keys, *descriptions])
 
     @classmethod
     def from_catalog(
@@ -178,17 +364,72 @@ class MetricResolver:
             return Resolution(phrase, metric, 1.0, "learned")
         return None
 
+    def composed(self, phrase: str) -> Resolution | None:
+        """A phrase built from metric names the way a catalog formula is: "current assets
+        divided by current liabilities", "operating cash flow minus capex", "growth in
+        capital expenditures", "revenue CAGR over three years"; or a name with its words
+        reordered or wrapped in filler ("basic weighted average shares", "GM %")."""
+        key = _TRAILING_FILLER.sub("", _LEADING_FILLER.sub("", normalize_phrase(phrase)))
+        found = self.phrases.get(key) or self.learned.get(key) or self._reordered.get(_sorted(key))
+        if found is not None:
+            return Resolution(phrase, found, 0.95, "composed")
+        match = _CAGR_PHRASE.match(key)
+        if match and (base := self._part(match.group(1))) is not None:
+            cagr = CAGR_OF.get((base, _YEARS[match.group(2)]))
+            if cagr is not None:
+                return Resolution(phrase, cagr, 0.9, "composed")
+        for pattern in _GROWTH_PHRASES:
+            match = pattern.match(key)
+            if match and (base := self._part(match.group(1))) in YOY_GROWTH_OF:
+                return Resolution(phrase, YOY_GROWTH_OF[base], 0.9, "composed")
+        for pattern, operator in _BINARY_PHRASES:
+            match = pattern.match(key)
+            if match is None:
+                continue
+            left = self._part(match.group(1))
+            right_words = match.group(2)
+            right = "shares_outstanding" if right_words in _SHARE_WORDS else self._part(right_words)
+            if left is None or right is None:
+                continue
+            metric = FORMULA_INDEX.get((operator, left, right))
+            if metric is None and operator == "+":
+                metric = FORMULA_INDEX.get((operator, right, left))
+            if metric is not None:
+                return Resolution(phrase, metric, 0.9, "composed")
+        return None
+
+    def _part(self, words: str) -> str | None:
+        """One side of a composed phrase: a name held exactly, else one typing slip away."""
+        words = _LEADING_AVERAGE.sub("", words)
+        if words in _PRICE_WORDS:
+            return "period_end_price"
+        found = self.phrases.get(words) or self.learned.get(words)
+        if found is None and (fuzzy := self.fuzzy(words)) is not None:
+            found = fuzzy.metric_id
+        return found
+
     def fuzzy(self, phrase: str) -> Resolution | None:
         key = normalize_phrase(phrase)
         if len(key) < FUZZY_MIN_LENGTH:
             return None
         allowed = next(edits for length, edits in FUZZY_EDITS_BY_LENGTH if len(key) <= length)
-        best = process.extractOne(key, self._keys, scorer=OSA.distance, score_cutoff=allowed)
+        # A name more than `allowed` characters longer or shorter is more than `allowed`
+        # edits away: only names of a near length are scored.
+        candidates: list[int] = []
+        for length in range(len(key) - allowed, len(key) + allowed + 1):
+            candidates.extend(self._positions_by_length.get(length, ()))
+        best = process.extractOne(
+            key,
+            [self._keys[i] for i in candidates],
+            scorer=OSA.distance,
+            score_cutoff=allowed,
+        )
         if best is None:
             return None
-        matched, edits, position = best
+        matched, edits, index = best
         confidence = 1 - edits / max(len(key), len(matched))
-        return Resolution(phrase, self._key_metrics[position], round(confidence, 3), "fuzzy")
+        metric = self._key_metrics[candidates[index]]
+        return Resolution(phrase, metric, round(confidence, 3), "fuzzy")
 
     def embedding(self, phrase: str) -> Resolution | None:
         ranked = self._embedding_ranking(phrase)
@@ -204,8 +445,10 @@ class MetricResolver:
         """The metric a phrase names, or UnknownMetricPhrase naming the three closest."""
         found = self.exact(phrase)
         if found is None and fallbacks:
-            found = self.fuzzy(phrase) or (
-                self.embedding(phrase) if self.embedder is not None else None
+            found = (
+                self.composed(phrase)
+                or self.fuzzy(phrase)
+                or (self.embedding(phrase) if self.embedder is not None else None)
             )
         if found is None:
             raise UnknownMetricPhrase(phrase, self.closest(phrase))
@@ -215,14 +458,17 @@ class MetricResolver:
         """The `count` metrics nearest a phrase, best first, one entry per metric."""
         if self.embedder is not None:
             return [metric for metric, _ in self._embedding_ranking(phrase)[:count]]
-        # WRatio forgives partial and reordered matches: right for suggestions, too loose
-        # for resolving.
+        # Shared words, in any order, rank suggestions: right for "which did you mean?",
+        # far too loose for resolving. (WRatio suggests about as well at three times the cost.)
         candidates = process.extract(
-            normalize_phrase(phrase), self._keys, scorer=fuzz.WRatio, limit=count * 8
+            normalize_phrase(phrase),
+            self._suggestion_keys,
+            scorer=fuzz.token_set_ratio,
+            limit=count * 4,
         )
         ranked: list[str] = []
         for _, _, position in candidates:
-            metric = self._key_metrics[position]
+            metric = self._suggestion_metrics[position]
             if metric not in ranked:
                 ranked.append(metric)
         return ranked[:count]
@@ -235,7 +481,7 @@ class MetricResolver:
         scores = self._vectors @ query
         best: dict[str, float] = {}
         for position in scores.argsort()[::-1][:64]:
-            metric = self._key_metrics[int(position)]
+            metric = self._vector_metrics[int(position)]
             best.setdefault(metric, float(scores[position]))
         return sorted(best.items(), key=lambda item: item[1], reverse=True)
 

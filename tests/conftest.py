@@ -17,6 +17,7 @@ import pytest
 from services.control.cli import prepare_database, wait_until_ready
 from services.control.servers import NatsServer, PostgresServer, free_port
 from services.control.supervisor import Supervisor
+from shared.metric_resolver import MiniLMEmbedder
 from tests.otlp_capture import OtlpCapture
 
 # Short enough that a test of redelivery after a crash waits seconds, not the default 30.
@@ -52,6 +53,12 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
             nats.stop()
     finally:
         postgres.stop()
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The bundled MiniLM, loaded once for every test that embeds (about six seconds)."""
+    return MiniLMEmbedder.load()
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from shared.metric_catalog import CATALOG, CATEGORIES, METRICS_BY_ID
-from shared.metric_resolver import MetricResolver, UnknownMetricPhrase
+from shared.metric_resolver import MetricResolver, MiniLMEmbedder, UnknownMetricPhrase
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PHRASES_FILE = REPO_ROOT / "bench" / "metric_phrases.tsv"
@@ -21,6 +21,8 @@ MIN_PHRASES = 300
 MIN_METRIC_IDS = 120
 MIN_UNKNOWN = 30
 MIN_TOP1 = 0.97
+MIN_TOP1_WITH_EMBEDDINGS = 0.94
+MAX_WRONG_WITH_EMBEDDINGS = 8
 
 
 def read_tsv(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
@@ -87,29 +89,44 @@ def test_the_unknown_file_is_well_formed_and_names_no_catalog_metric() -> None:
     assert not [p for p in phrases if p.lower() in names]
 
 
-def test_the_resolver_without_embeddings_names_the_expected_metric(
-    resolver: MetricResolver,
-) -> None:
-    phrases = known_phrases()
-    misses = []
+def score(
+    resolver: MetricResolver, phrases: list[tuple[str, str, str]]
+) -> tuple[float, list[str], list[str]]:
+    """Top-1 accuracy, the wrong answers and the refusals, each miss described."""
+    wrong: list[str] = []
+    refused: list[str] = []
     for phrase, expected, kind in phrases:
         try:
             found = resolver.resolve(phrase)
         except UnknownMetricPhrase as refusal:
-            misses.append(
-                f"{kind:<18} {phrase!r} → refused (closest {refusal.closest}), expected {expected}"
-            )
+            refused.append(f"{kind:<18} {phrase!r} → refused (closest {refusal.closest})")
             continue
         if found.metric_id != expected:
-            misses.append(
+            wrong.append(
                 f"{kind:<18} {phrase!r} → {found.metric_id} ({found.method}, "
                 f"{found.confidence}), expected {expected}"
             )
-    top1 = 1 - len(misses) / len(phrases)
-    assert top1 >= MIN_TOP1, (
-        f"top-1 {top1:.1%} < {MIN_TOP1:.0%}: {len(misses)} of {len(phrases)} missed\n"
-        + "\n".join(misses)
-    )
+    return 1 - (len(wrong) + len(refused)) / len(phrases), wrong, refused
+
+
+def test_names_written_any_way_resolve_without_embeddings_and_never_to_a_wrong_metric(
+    resolver: MetricResolver,
+) -> None:
+    # Abbreviations, typos, synonyms, plurals, casing: what names and the fuzzy match cover.
+    # Paraphrases ("money owed by customers") are the embedding fallback's work, below.
+    named = [row for row in known_phrases() if row[2] != "paraphrase"]
+    top1, wrong, refused = score(resolver, named)
+    assert top1 >= MIN_TOP1, "\n".join([f"top-1 {top1:.1%}", *wrong, *refused])
+    assert wrong == []
+
+
+def test_paraphrases_resolve_with_the_minilm_fallback(minilm: MiniLMEmbedder) -> None:
+    resolver = MetricResolver.from_catalog(embedder=minilm)
+    phrases = known_phrases()
+    top1, wrong, refused = score(resolver, phrases)
+    # Measured: 94.3% overall, six wrong answers, all paraphrases (bench/metric_resolver.py).
+    assert top1 >= MIN_TOP1_WITH_EMBEDDINGS, "\n".join([f"top-1 {top1:.1%}", *wrong, *refused])
+    assert len(wrong) <= MAX_WRONG_WITH_EMBEDDINGS, "\n".join(wrong)
 
 
 @pytest.mark.parametrize("phrase", unknown_phrases())
