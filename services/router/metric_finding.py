@@ -152,12 +152,12 @@ class MetricFinder:
         return runs
 
     def _fuzzy_windows(self, run: list[str]) -> tuple[list[Resolution], list[list[str]]]:
-        """Fuzzy matches inside one run of words, longest windows first; the words no
-        window matched, split into the runs they leave."""
+        """Composed and fuzzy matches inside one run of words, longest windows first; the
+        words no window matched, split into the runs they leave."""
         for size in range(min(len(run), _MAX_WINDOW), 0, -1):
             for start in range(len(run) - size + 1):
                 phrase = " ".join(run[start : start + size])
-                match = self.resolver.fuzzy(phrase)
+                match = self.resolver.composed(phrase) or self.resolver.fuzzy(phrase)
                 if match is None:
                     continue
                 before, before_rest = self._fuzzy_windows(run[:start])
