@@ -1,4 +1,4 @@
-"""`finq`: up, down, status, ask, migrate, ingest and data check."""
+"""`finq`: up, down, status, ask, migrate, ingest, data check and aliases."""
 
 from __future__ import annotations
 
@@ -23,21 +23,37 @@ STATE_FILE = "state.json"
 
 
 async def prepare_database(dsn: str, load_default: bool = True) -> dict[str, int]:
-    """Create, migrate, and load the bundled dataset into an empty database."""
+    """Create and migrate the database, and load the bundled dataset unless this version of
+    it is already there (a new finq release's dataset is loaded once, over the old one)."""
+    import hashlib
+
     import asyncpg
 
-    from services.ingest.dataset import DEFAULT_DATASET_DIR, load_dataset, read_dataset
+    from services.ingest.dataset import (
+        DEFAULT_DATASET_DIR,
+        MANIFEST_FILE,
+        load_dataset,
+        read_dataset,
+    )
     from shared.db import ensure_database, migrate
 
     await ensure_database(dsn)
     await migrate(dsn)
     if not load_default:
         return {}
+    digest = hashlib.sha256((DEFAULT_DATASET_DIR / MANIFEST_FILE).read_bytes()).hexdigest()
     conn = await asyncpg.connect(dsn)
     try:
-        if await conn.fetchval("SELECT count(*) FROM metric_values"):
+        if await conn.fetchval("SELECT true FROM dataset_loads WHERE manifest_sha256 = $1", digest):
             return {}
-        return await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+        counts = await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+        await conn.execute(
+            "INSERT INTO dataset_loads (manifest_sha256, counts) VALUES ($1, $2::jsonb)"
+            " ON CONFLICT DO NOTHING",
+            digest,
+            json.dumps(counts),
+        )
+        return counts
     finally:
         await conn.close()
 
@@ -357,6 +373,51 @@ def command_data_check(args: argparse.Namespace, settings: ControlSettings) -> i
     return 1 if report.errors else 0
 
 
+def command_aliases(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq aliases`: the metric phrases users typed that the catalog did not know."""
+    import asyncpg
+
+    from shared.metric_aliases import list_alias_misses, load_learned_aliases
+
+    async def run() -> tuple[list[Any], dict[str, str]]:
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            return await list_alias_misses(conn, args.limit), await load_learned_aliases(conn)
+        finally:
+            await conn.close()
+
+    try:
+        misses, learned = asyncio.run(run())
+    except (OSError, asyncpg.PostgresError) as error:
+        print(f"cannot read {settings.database_url}: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        body = {
+            "misses": [
+                {
+                    **miss.__dict__,
+                    "first_seen": miss.first_seen.isoformat(),
+                    "last_seen": miss.last_seen.isoformat(),
+                }
+                for miss in misses
+            ],
+            "learned": learned,
+        }
+        print(json.dumps(body, indent=2))
+        return 0
+    print(f"{'count':>5}  {'phrase':<32} {'read as':<28} last seen")
+    for miss in misses:
+        reading = (
+            f"{miss.resolved_to} ({miss.method} {miss.confidence:.2f})" if miss.resolved_to else "-"
+        )
+        print(f"{miss.count:>5}  {miss.phrase:<32} {reading:<28} {miss.last_seen:%Y-%m-%d %H:%M}")
+    if learned:
+        print("\nlearned aliases:")
+        for phrase, metric in sorted(learned.items()):
+            print(f"  {phrase} → {metric}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="finq", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -435,6 +496,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.set_defaults(run=command_data_check)
+    aliases = commands.add_parser(
+        "aliases", help="metric phrases that missed or needed a fallback, and learned aliases"
+    )
+    aliases.add_argument("--limit", type=int, default=50)
+    aliases.add_argument("--json", action="store_true")
+    aliases.set_defaults(run=command_aliases)
     return parser
 
 
