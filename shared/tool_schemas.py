@@ -50,21 +50,38 @@ class GetFinancialMetricsArgs(BaseModel):
     latest period held.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     symbols: list[Symbol] = Field(min_length=1, max_length=10)
     metrics: list[str] = Field(min_length=1, max_length=20)
     period: Literal["annual", "quarterly", "ttm"] = "annual"
     fiscal_years: list[FiscalYear] | None = Field(default=None, min_length=1, max_length=30)
+    # A span of fiscal years, both ends included ("from": 2019, "to": 2023); becomes
+    # `fiscal_years`, so the tool has one way to select years.
+    from_year: FiscalYear | None = Field(default=None, alias="from")
+    to_year: FiscalYear | None = Field(default=None, alias="to")
     fiscal_quarters: list[Annotated[int, Field(ge=1, le=4)]] | None = Field(
         default=None, min_length=1, max_length=4
     )
     last: int | None = Field(default=None, ge=1, le=40)
+    # At most this many periods of each figure of each company, the latest kept.
+    limit: int | None = Field(default=None, ge=1, le=200)
 
     @model_validator(mode="after")
     def periods_are_chosen_one_way(self) -> GetFinancialMetricsArgs:
+        if self.from_year is not None or self.to_year is not None:
+            if self.fiscal_years is not None:
+                raise ValueError("give fiscal_years or from/to, not both")
+            if self.from_year is None or self.to_year is None:
+                raise ValueError("from and to go together")
+            if self.from_year > self.to_year:
+                raise ValueError(f"from {self.from_year} is after to {self.to_year}")
+            if self.to_year - self.from_year >= 30:
+                raise ValueError("from/to spans more than 30 fiscal years")
+            self.fiscal_years = list(range(self.from_year, self.to_year + 1))
+            self.from_year = self.to_year = None
         if self.last is not None and self.fiscal_years is not None:
-            raise ValueError("give fiscal_years or last, not both")
+            raise ValueError("give fiscal_years (or from/to) or last, not both")
         if self.fiscal_quarters is not None and self.period == "annual":
             raise ValueError("fiscal_quarters needs period quarterly or ttm")
         return self

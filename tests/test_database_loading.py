@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncpg
+import pytest
 
 from services.ingest.dataset import (
     DEFAULT_DATASET_DIR,
@@ -161,3 +162,51 @@ async def test_a_derived_figure_comes_back_with_its_formula_and_inputs_in_one_ro
     assert roe.inputs[2].period == "FY2022"
     # A figure read from a filing has no arithmetic.
     assert (revenue.formula, revenue.inputs) == (None, [])
+
+
+async def test_a_from_to_span_with_a_limit_keeps_the_latest_periods_in_one_round_trip(
+    database: str,
+) -> None:
+    conn = await asyncpg.connect(database)
+    try:
+        await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+        fetcher = CountingFetcher(conn)
+        args = GetFinancialMetricsArgs.model_validate(
+            {
+                "symbols": ["AAPL", "NVDA", "GOOGL", "TSLA"],
+                "metrics": ["revenue", "net income", "gross margin"],
+                "from": 2019,
+                "to": 2023,
+                "limit": 2,
+            }
+        )
+        result = await get_financial_metrics(fetcher, args)
+    finally:
+        await conn.close()
+    assert fetcher.round_trips == 1
+    assert args.fiscal_years == [2019, 2020, 2021, 2022, 2023]
+    # 4 companies × 3 metrics × the 2 latest of the 5 years asked that are held: Tesla's
+    # figures end with fiscal 2021, so its two are 2020 and 2021, and 2022-2023 are missing.
+    assert len(result.facts) == 24
+    years: dict[str, set[int]] = {}
+    for fact in result.facts:
+        years.setdefault(fact.symbol, set()).add(fact.fiscal_year)
+    assert years == {
+        "AAPL": {2022, 2023},
+        "NVDA": {2022, 2023},
+        "GOOGL": {2022, 2023},
+        "TSLA": {2020, 2021},
+    }
+    assert all(item.startswith("Tesla's") for item in result.missing)
+    assert len(result.missing) == 3 * 2
+
+
+def test_from_and_to_must_come_together_in_order() -> None:
+    base = {"symbols": ["AAPL"], "metrics": ["revenue"]}
+    for wrong in (
+        {"from": 2023, "to": 2019},
+        {"from": 2019},
+        {"from": 2019, "to": 2020, "last": 2},
+    ):
+        with pytest.raises(ValueError):
+            GetFinancialMetricsArgs.model_validate({**base, **wrong})

@@ -174,6 +174,8 @@ async def get_financial_metrics(db: Fetcher, args: GetFinancialMetricsArgs) -> T
                 inputs=inputs,
             )
         )
+    if args.limit is not None:
+        facts = latest_periods(facts, args.limit)
     # Order as asked: company, then metric, then period.
     symbol_order = {s: i for i, s in enumerate(args.symbols)}
     metric_order = {m: i for i, m in enumerate(args.metrics)}
@@ -194,6 +196,16 @@ async def get_financial_metrics(db: Fetcher, args: GetFinancialMetricsArgs) -> T
         sources=list(sources.values()),
         missing=describe_missing(args, names, held, found, holdings),
     )
+
+
+def latest_periods(facts: list[Fact], limit: int) -> list[Fact]:
+    """At most `limit` facts per company and metric, the latest periods kept."""
+    kept: dict[tuple[str, str], list[Fact]] = {}
+    for fact in sorted(facts, key=lambda f: (f.fiscal_year, f.fiscal_quarter or 0), reverse=True):
+        group = kept.setdefault((fact.symbol, fact.metric), [])
+        if len(group) < limit:
+            group.append(fact)
+    return [fact for group in kept.values() for fact in group]
 
 
 def describe_missing(
