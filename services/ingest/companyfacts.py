@@ -16,11 +16,17 @@ value per (metric, period type, fiscal year, fiscal quarter):
   in ~13-week steps from the start of the fiscal year containing the period's
   end (`fiscal_years`, `quarter_calendar`), so Apple's quarter ending 2024-12-28
   is Q1 FY2025 and NVIDIA's ending 2024-04-28 is Q1 FY2025.
-- Q4 is rarely filed on its own: a dollar flow's Q4 is the fiscal year minus
-  the 10-Q nine-month year-to-date (or minus Q1+Q2+Q3), provenance
-  "derived:FY<year>(<accession>)-9M(<accession>)"; an instant's Q4 is the
-  fiscal year end balance. Per-share figures are never subtracted (the share
-  counts differ), so EPS has a Q4 only where a three-month Q4 was reported.
+- Q4 is rarely filed on its own, and 10-Qs file cash flows only year to date:
+  a dollar flow's quarter not filed for three months is the difference of two
+  year-to-date figures, Q2 = 6M - Q1, Q3 = 9M - 6M, Q4 = FY - 9M (or FY minus
+  Q1+Q2+Q3), provenance "derived:FY<year>(<accession>)-9M(<accession>)". The
+  two operands are taken as they stood together: a year restated after its
+  nine months were last filed is subtracted as filed before the restatement,
+  and says so (`_consistent_operands`). A three-month figure that contradicts
+  the year-to-date figures of its own filing gives way to them
+  (`_discrete_quarter`). An instant's Q4 is the fiscal year end balance.
+  Per-share figures are never subtracted (the share counts differ), so EPS has
+  a Q4 only where a three-month Q4 was reported.
 - TTM: a dollar flow summed over four consecutive quarters, provenance
   "derived:TTM(Q2FY2024+Q3FY2024+Q4FY2024+Q1FY2025)".
 - The same (tag, period) in several filings: the value of the latest `filed`
@@ -32,9 +38,15 @@ value per (metric, period type, fiscal year, fiscal quarter):
   unbroken series. For revenue a candidate below `PLAUSIBILITY_FLOOR` of
   another revenue tag's value for the same period is skipped: a "revenue" that
   small is a segment or partial figure (Tesla's SalesRevenueGoodsNet is
-  automotive sales only).
+  automotive sales only). A dollar flow's quarters follow the tag of their
+  fiscal year, so they add up to it (`_additive_quarters`).
 - Only where no tag has a value for a period, a few documented derivations
   (`DERIVATIONS`) fill in, with provenance "derived:<Minuend>-<Subtrahend>".
+- A share count a thousand times below its neighbours was filed in thousands:
+  it is scaled, provenance "xbrl:us-gaap:<Tag>; scaled ×1000 (filed in
+  thousands)" (`_unit_slips_scaled`).
+- A restated year whose quarters were not restated keeps the quarters as
+  filed; its provenance says what they add up to (`_restated_years_marked`).
 """
 
 from __future__ import annotations
@@ -60,7 +72,11 @@ DAYS_PER_QUARTER = DAYS_PER_YEAR / 4
 # calendar quarters 89-91; 84-98 takes all of them and no two-month or four-month period.
 QUARTER_MIN_DAYS = 84
 QUARTER_MAX_DAYS = 98
-# A nine-month year-to-date is three such quarters: 272 days, 279 with a 14-week quarter.
+# Year-to-date periods of 10-Qs (cash flow statements are only filed that way): six months
+# are two such quarters, 181 days (188 with a 14-week quarter; calendar halves 180-183); nine
+# months are three, 272 days (279).
+SIX_MONTH_MIN_DAYS = 172
+SIX_MONTH_MAX_DAYS = 196
 NINE_MONTH_MIN_DAYS = 262
 NINE_MONTH_MAX_DAYS = 286
 # How far a quarter end may sit from a whole number of quarters after the fiscal year start:
@@ -74,7 +90,9 @@ OPEN_YEAR_DAYS = 371
 # releases) and proxy statements are not financial statements and are never read.
 ANNUAL_FORMS: tuple[str, ...] = ("10-K",)
 REPORT_FORMS: tuple[str, ...] = ("10-K", "10-Q")
-# The internal period type of a nine-month year-to-date; it is only an operand of Q4.
+# Internal period types of the six- and nine-month year-to-date figures: they are only
+# operands of the discrete quarters (Q3 = 9M - 6M, Q4 = FY - 9M), never stored.
+SIX_MONTHS = "6M"
 NINE_MONTHS = "9M"
 
 # companyfacts names per-share units "USD/shares"; the catalog says "USD/share". Share
@@ -85,6 +103,20 @@ XBRL_UNITS: dict[str, str] = {"USD": "USD", "USD/share": "USD/shares", "shares":
 # whereas e.g. NetIncomeLoss may legitimately be far below ProfitLoss (large minority
 # interests), so a small value there is not evidence of a partial figure.
 PLAUSIBILITY_FLOOR: dict[str, float] = {"revenue": 0.5}
+
+# Share counts slip between shares and thousands of shares (NVIDIA's 2010 filings gave its
+# diluted counts in thousands); see `_unit_slips_scaled`.
+SHARE_COUNT_UNITS: frozenset[str] = frozenset({"shares"})
+UNIT_SLIP_FACTOR = 1000
+# How close ×1000 must bring a slipped count to its neighbour: buybacks and issuance move a
+# count by a few percent a year; a split moves it by half or more.
+UNIT_SLIP_FIT = 0.25
+# Figures of one sign this many times apart are of two scales: a units slip between them, as
+# no business, split (20-for-1 at most) or restatement moves a figure that far.
+SCALE_BREAK = 100.0
+# Two figures that should be equal (a three-month figure and the difference of its filing's
+# year-to-date figures) may differ by this much besides rounding.
+AGREEMENT = 0.01
 
 SUBMISSIONS_DIR = "submissions"
 _SYMBOL = re.compile(r"^[A-Z][A-Z.\-]{0,9}$")
@@ -174,6 +206,11 @@ class _Fact:
     def is_quarter_flow(self) -> bool:
         days = self.days
         return days is not None and QUARTER_MIN_DAYS <= days <= QUARTER_MAX_DAYS
+
+    @property
+    def is_six_month_flow(self) -> bool:
+        days = self.days
+        return days is not None and SIX_MONTH_MIN_DAYS <= days <= SIX_MONTH_MAX_DAYS
 
     @property
     def is_nine_month_flow(self) -> bool:
@@ -379,7 +416,7 @@ def quarter_calendar(
 
 
 class _Period(NamedTuple):
-    period_type: str  # "annual", "quarterly" or NINE_MONTHS
+    period_type: str  # "annual", "quarterly", SIX_MONTHS or NINE_MONTHS
     fiscal_year: int
     fiscal_quarter: int  # 0 for annual
 
@@ -403,6 +440,8 @@ class _Calendar:
                 return None
             if fact.is_quarter_flow:
                 return _Period("quarterly", *label)
+            if fact.is_six_month_flow and label[1] == 2:
+                return _Period(SIX_MONTHS, *label)
             if fact.is_nine_month_flow and label[1] == 3:
                 return _Period(NINE_MONTHS, *label)
             return None
@@ -449,21 +488,52 @@ def _settle(facts: list[_Fact]) -> _Fact:
 _Key = TypeVar("_Key", bound=Hashable)
 
 
-def _settle_per_period(facts: Iterator[tuple[_Key, _Fact]]) -> dict[_Key, _Fact]:
+def _scale_apart(a: float, b: float) -> bool:
+    """Two figures of one sign at least `SCALE_BREAK` times apart: a units slip between
+    them, since nothing a company reports moves that far between neighbouring periods or
+    between two filings of one period."""
+    if a == 0 or b == 0 or (a < 0) != (b < 0):
+        return False
+    ratio = abs(a / b)
+    return max(ratio, 1 / ratio) >= SCALE_BREAK
+
+
+def _settle_per_period(
+    facts: Iterator[tuple[_Key, _Fact]],
+) -> dict[_Key, tuple[_Fact, tuple[_Fact, ...]]]:
+    """Per period: the settled figure (`_settle`) and every filing of it, oldest first."""
     by_period: dict[_Key, list[_Fact]] = {}
     for period, fact in facts:
         by_period.setdefault(period, []).append(fact)
-    return {period: _settle(period_facts) for period, period_facts in by_period.items()}
+    return {
+        period: (
+            _settle(period_facts),
+            tuple(sorted(period_facts, key=lambda fact: (fact.filed, fact.accession))),
+        )
+        for period, period_facts in by_period.items()
+    }
 
 
-def _choose_plausible(metric_id: str, candidates: list[_Fact]) -> _Fact | None:
+@dataclass(frozen=True)
+class _Value:
+    """A figure for one period: the fact carries value, period and cited filing."""
+
+    fact: _Fact
+    xbrl_tag: str | None
+    provenance: str
+    # Every filing of the figure, oldest first (restatements included), so a difference
+    # can take its operands as they stood at one time (`_consistent_operands`).
+    history: tuple[_Fact, ...] = ()
+
+
+def _choose_plausible(metric_id: str, candidates: list[_Value]) -> _Value | None:
     """The first candidate (in tag order) that is not implausibly small next to the others."""
     floor = PLAUSIBILITY_FLOOR.get(metric_id)
-    for index, fact in enumerate(candidates):
-        others = [abs(other.value) for j, other in enumerate(candidates) if j != index]
-        if floor is not None and others and abs(fact.value) < floor * max(others):
+    for index, candidate in enumerate(candidates):
+        others = [abs(other.fact.value) for j, other in enumerate(candidates) if j != index]
+        if floor is not None and others and abs(candidate.fact.value) < floor * max(others):
             continue
-        return fact
+        return candidate
     return None
 
 
@@ -482,21 +552,20 @@ def _derived(
             yield period, replace(fact, value=fact.value - other.value)
 
 
-@dataclass(frozen=True)
-class _Value:
-    """A figure for one period: the fact carries value, period and cited filing."""
-
-    fact: _Fact
-    xbrl_tag: str | None
-    provenance: str
+def _sources(metric: Metric) -> list[str]:
+    """The provenances a metric's figures can have, in fallback order: its tags, then its
+    derivations."""
+    return [f"xbrl:us-gaap:{tag}" for tag in metric.xbrl_tags] + [
+        derivation.provenance for derivation in DERIVATIONS.get(metric.id, ())
+    ]
 
 
 def _series(
     gaap: Mapping[str, Any], metric: Metric, calendar: _Calendar
 ) -> tuple[dict[_Period, _Value], dict[_Period, dict[str, _Value]]]:
-    """The metric's value per period (tag fallback, plausibility, derivations), and every
-    period's candidates by provenance, so Q4 can subtract a nine-month figure read the same
-    way as the fiscal year it is subtracted from."""
+    """The metric's value per period (tag fallback, plausibility, derivations, unit slips),
+    and every period's candidates by provenance, so a quarter can be derived from
+    year-to-date figures read the same way as each other and as the fiscal year."""
     chosen: dict[_Period, _Value] = {}
     options: dict[_Period, dict[str, _Value]] = {}
     per_tag = {
@@ -504,26 +573,82 @@ def _series(
         for tag in metric.xbrl_tags
     }
     for tag, settled in per_tag.items():
-        for period, fact in settled.items():
-            options.setdefault(period, {})[f"xbrl:us-gaap:{tag}"] = _Value(
-                fact, tag, f"xbrl:us-gaap:{tag}"
-            )
+        for period, (fact, history) in settled.items():
+            provenance = f"xbrl:us-gaap:{tag}"
+            options.setdefault(period, {})[provenance] = _Value(fact, tag, provenance, history)
     periods: set[_Period] = set().union(*per_tag.values())
     for period in periods:
-        candidates = [per_tag[tag][period] for tag in metric.xbrl_tags if period in per_tag[tag]]
-        fact = _choose_plausible(metric.id, candidates)
-        if fact is not None:
-            chosen[period] = _Value(fact, fact.tag, f"xbrl:us-gaap:{fact.tag}")
+        candidates = [
+            options[period][f"xbrl:us-gaap:{tag}"]
+            for tag in metric.xbrl_tags
+            if period in per_tag[tag]
+        ]
+        value = _choose_plausible(metric.id, candidates)
+        if value is not None:
+            chosen[period] = value
     for derivation in DERIVATIONS.get(metric.id, ()):
         derived = _settle_per_period(_derived(gaap, derivation, metric, calendar))
-        for period, fact in derived.items():
-            value = _Value(fact, None, derivation.provenance)
+        for period, (fact, history) in derived.items():
+            value = _Value(fact, None, derivation.provenance, history)
             options.setdefault(period, {})[derivation.provenance] = value
             # Only where no tag has a value; the first derivation that has one wins.
             if period not in periods:
                 periods.add(period)
                 chosen[period] = value
+    if metric.unit in SHARE_COUNT_UNITS:
+        chosen = _unit_slips_scaled(chosen)
     return chosen, options
+
+
+def _unit_slips_scaled(values: Mapping[_Period, _Value]) -> dict[_Period, _Value]:
+    """Share counts filed in thousands as if in shares, scaled back, with a provenance that
+    says so (NVIDIA's 2010 filings gave 548,126 diluted shares for FY2009, Apple's Q2 FY2014
+    10-Q 861,745 shares outstanding).
+
+    The company's counts of one metric (years, quarters and year-to-date periods alike: all
+    count the same shares) in time order fall into runs of one scale (`_scale_apart`; a
+    stock split, 20-for-1 at most, stays within a run). A run is filed in thousands when the
+    counts on both sides of it, where there are any, are of the larger scale and some later
+    count is: a count that never comes back up could be a reverse split, so a run at the end
+    of the series stays as filed. A count of such a run is scaled where ×1000 brings it
+    within `UNIT_SLIP_FIT` of the count just before or just after the run (buybacks and
+    issuance move a count by a few percent a year, a split moves it by half or more, so only
+    one side has to fit: Apple's slipped count sits between its last pre-split and first
+    post-split counts). The slip tends to recur in a filing's comparatives, hence runs, and
+    the latest filing wins, so a correct earlier filing of the same period does not help.
+    """
+    timeline = sorted(
+        (
+            (value.fact.end, value.fact.start or value.fact.end, period)
+            for period, value in values.items()
+            if value.fact.value > 0
+        )
+    )
+    runs: list[list[_Period]] = []
+    for *_, period in timeline:
+        if runs and not _scale_apart(values[runs[-1][-1]].fact.value, values[period].fact.value):
+            runs[-1].append(period)
+        else:
+            runs.append([period])
+    scaled = dict(values)
+    for index, run in enumerate(runs[:-1]):
+        after = values[runs[index + 1][0]].fact.value
+        before = values[runs[index - 1][-1]].fact.value if index > 0 else None
+        if after < values[run[-1]].fact.value or (
+            before is not None and before < values[run[0]].fact.value
+        ):
+            continue
+        neighbours = [after] if before is None else [before, after]
+        for period in run:
+            value = values[period]
+            restored = value.fact.value * UNIT_SLIP_FACTOR
+            if any(abs(restored / count - 1) <= UNIT_SLIP_FIT for count in neighbours):
+                scaled[period] = replace(
+                    value,
+                    fact=replace(value.fact, value=restored),
+                    provenance=f"{value.provenance}; scaled ×1000 (filed in thousands)",
+                )
+    return scaled
 
 
 def _is_additive(metric: Metric) -> bool:
@@ -540,62 +665,273 @@ def _contiguous(values: Sequence[_Value]) -> bool:
     )
 
 
-def _derived_fourth_quarter(
-    year: int,
-    annual: _Value,
-    nine_months: _Value | None,
-    first_three: Sequence[_Value | None],
-) -> _Value | None:
-    """Q4 of a dollar flow: the fiscal year minus its nine-month year-to-date, else minus
-    Q1+Q2+Q3; cited from the 10-K (the filing that completes the year)."""
-    fiscal_year = f"FY{year}({annual.fact.accession})"
-    quarters = [value for value in first_three if value is not None]
-    if nine_months is not None and nine_months.fact.start == annual.fact.start:
-        subtrahend = nine_months.fact.value
-        start = nine_months.fact.end + timedelta(days=1)
-        provenance = f"derived:{fiscal_year}-9M({nine_months.fact.accession})"
-    elif (
-        len(quarters) == 3 and quarters[0].fact.start == annual.fact.start and _contiguous(quarters)
-    ):
-        subtrahend = sum(value.fact.value for value in quarters)
-        start = quarters[-1].fact.end + timedelta(days=1)
-        operands = "-".join(
-            f"Q{number}({value.fact.accession})" for number, value in enumerate(quarters, 1)
+def _rounding_unit(value: float) -> float:
+    """The unit a figure was rounded to: the largest power of ten up to a billion that
+    divides it (Alphabet files its share-based compensation expense to the hundred million,
+    Tesla its 2018 figures to the thousand and its 2019 comparatives of them to the
+    million)."""
+    unit = 1e9
+    while unit > 1 and abs(value / unit - round(value / unit)) > 1e-6:
+        unit /= 10
+    return unit
+
+
+def _agree(a: float, b: float, *operands: float) -> bool:
+    """Two figures equal up to `AGREEMENT` and to rounding: each figure, and each operand of
+    one that is a difference, may be off by half its own rounding unit. Filings state
+    amounts in millions at the coarsest; a figure that merely looks rounder (3,000,000,000)
+    is not taken to be rounded to the billion."""
+    allowance = sum(min(_rounding_unit(value), 1e6) for value in (a, b, *operands))
+    return abs(a - b) <= max(AGREEMENT * max(abs(a), abs(b)), allowance)
+
+
+def _one_figure(earlier: float, later: float) -> bool:
+    """Whether a later filing's figure is the earlier one, restated in nothing but form: the
+    same, its sign or units slip corrected (NVIDIA's FY2013 10-K gave FY2011 income taxes
+    paid as 1,071,000 where its FY2011 10-K had -1,071,000), or rounded to a coarser unit
+    (NVIDIA's FY2016 10-K, in millions, repeats FY2014 interest expense of 10,443,000 as
+    10,000,000)."""
+    if earlier in (later, -later) or _scale_apart(earlier, later):
+        return True
+    unit = _rounding_unit(later)
+    return _rounding_unit(earlier) < unit and abs(round(earlier / unit) * unit - later) < 1
+
+
+# Each quarter's year-to-date period: Q1 is its own, Q4's is the fiscal year.
+_YEAR_TO_DATE: dict[int, str] = {1: "quarterly", 2: SIX_MONTHS, 3: NINE_MONTHS, 4: "annual"}
+
+
+def _year_to_date_name(year: int, quarter: int) -> str:
+    return f"FY{year}" if quarter == 4 else ("Q1", "6M", "9M")[quarter - 1]
+
+
+def _consistent_operands(
+    year: int, quarter: int, minuend: _Value, subtrahend: _Value
+) -> tuple[_Fact, _Fact, str]:
+    """The two year-to-date figures a quarter is the difference of, as they stood together,
+    and what a provenance says when that is not the latest minuend or subtrahend.
+
+    Each figure on its own is the latest filing's (restatements win), but a later 10-K often
+    restates the year while no filing restates the nine months again: Apple's FY2017 10-K
+    restated FY2015 dividends paid (11,431M to 11,561M), and the FY2015 quarters and nine
+    months were never filed again. The restated year minus the nine months as filed would put
+    the whole year's restatement into Q4, a quarter no filing supports. So the minuend is
+    taken as first filed after the subtrahend's last filing: the nine months and the year the
+    company filed next, one basis (a restatement that reached both, like Apple's FY2016
+    dividends restated in a 10-Q and then the 10-K, gives the latest of both). Restating
+    the quarters instead is not possible (no filing gives them), so that year's quarters add
+    up to the year as then filed, and its annual figure says so (`_restated_years_marked`).
+    Where the minuend was never filed after the subtrahend, the subtrahend is taken as it
+    stood at the minuend's last filing, by the same reasoning. A change that only corrects a
+    slip or rounds the figure (`_one_figure`) is no change of basis: the latest stands.
+    """
+    later_name = _year_to_date_name(year, quarter)
+    earlier_name = _year_to_date_name(year, quarter - 1)
+    last_subtrahend = max(fact.filed for fact in subtrahend.history)
+    after = [fact for fact in minuend.history if fact.filed >= last_subtrahend]
+    if after:
+        if _one_figure(after[0].value, minuend.fact.value):
+            return minuend.fact, subtrahend.fact, ""
+        note = (
+            f"; {later_name} as filed before its restatement in {minuend.fact.accession} "
+            f"(no later {earlier_name} was filed)"
         )
-        provenance = f"derived:{fiscal_year}-{operands}"
-    else:
+        return _first_of_run(minuend.history, after[0]), subtrahend.fact, note
+    last_minuend = max(fact.filed for fact in minuend.history)
+    before = [fact for fact in subtrahend.history if fact.filed <= last_minuend]
+    if not before or _one_figure(before[-1].value, subtrahend.fact.value):
+        return minuend.fact, subtrahend.fact, ""
+    note = (
+        f"; {earlier_name} as filed before its restatement in {subtrahend.fact.accession} "
+        f"(no later {later_name} was filed)"
+    )
+    return minuend.fact, _first_of_run(subtrahend.history, before[-1]), note
+
+
+def _first_of_run(history: Sequence[_Fact], fact: _Fact) -> _Fact:
+    """The first of the filings just before `fact` that report its value: like `_settle`,
+    a figure is cited from the filing that first reported it, not from one that repeated it."""
+    first = fact
+    for earlier in reversed(history[: history.index(fact)]):
+        if earlier.value != fact.value:
+            break
+        first = earlier
+    return first
+
+
+@dataclass(frozen=True)
+class _YearFigures:
+    """One source's figures of one fiscal year."""
+
+    year: int
+    year_to_date: Mapping[int, _Value]  # quarter → Q1, 6M, 9M, FY
+    three_months: Mapping[int, _Value]  # quarter → the three-month figure
+
+    def difference(self, quarter: int) -> _Value | None:
+        """Quarter 2-4 as the year-to-date figure minus the one a quarter shorter, both
+        from the same start (the fiscal year's first day)."""
+        minuend, subtrahend = self.year_to_date.get(quarter), self.year_to_date.get(quarter - 1)
+        if minuend is None or subtrahend is None:
+            return None
+        later, earlier, note = _consistent_operands(self.year, quarter, minuend, subtrahend)
+        start = earlier.end + timedelta(days=1)
+        if later.start != earlier.start or not (
+            QUARTER_MIN_DAYS <= (later.end - start).days <= QUARTER_MAX_DAYS
+        ):
+            return None
+        fact = replace(later, start=start, value=later.value - earlier.value)
+        provenance = (
+            f"derived:{_year_to_date_name(self.year, quarter)}({later.accession})"
+            f"-{_year_to_date_name(self.year, quarter - 1)}({earlier.accession}){note}"
+        )
+        return _Value(fact, None, provenance)
+
+
+def _year_figures(
+    options: Mapping[_Period, Mapping[str, _Value]], source: str, year: int
+) -> _YearFigures:
+    def of(period_type: str, quarter: int) -> _Value | None:
+        return options.get(_Period(period_type, year, quarter), {}).get(source)
+
+    return _YearFigures(
+        year,
+        year_to_date={
+            q: v
+            for q, period_type in _YEAR_TO_DATE.items()
+            if (v := of(period_type, 0 if period_type == "annual" else q)) is not None
+        },
+        three_months={q: v for q in (1, 2, 3, 4) if (v := of("quarterly", q)) is not None},
+    )
+
+
+def _discrete_quarter(figures: _YearFigures, quarter: int, derive: bool) -> _Value | None:
+    """A quarter from one source: the three-month figure as reported, else the difference of
+    two year-to-date figures (10-Qs file cash flows only year to date; Q4 is rarely filed on
+    its own). A three-month figure that disagrees with the year-to-date figures of the very
+    filing that reports it gives way to them: the filing contradicts itself, and its
+    year-to-date figures are the ones that add up to the audited year (Tesla's Q2 2012 10-Q:
+    depreciation of 3.7M for the quarter, but 6.9M for six months after 3.8M in Q1)."""
+    reported = figures.three_months.get(quarter)
+    derived = figures.difference(quarter) if derive and quarter > 1 else None
+    if reported is None or derived is None:
+        return reported or derived
+    if reported.fact.accession == derived.fact.accession and not _agree(
+        reported.fact.value,
+        derived.fact.value,
+        figures.year_to_date[quarter].fact.value,
+        figures.year_to_date[quarter - 1].fact.value,
+    ):
+        return replace(
+            derived,
+            provenance=f"{derived.provenance}; the three-month figure filed, "
+            f"{reported.fact.value:,.0f}, does not fit the filing's year-to-date figures",
+        )
+    return reported
+
+
+def _additive_quarters(
+    metric: Metric, chosen: Mapping[_Period, _Value], options: Mapping[_Period, dict[str, _Value]]
+) -> dict[tuple[int, int], _Value]:
+    """(fiscal year, quarter) → a dollar flow's discrete quarter.
+
+    The tag fallback applies per fiscal year, not per quarter: a year's quarters come from
+    the source of its annual figure (the source most of its periods were read from while it
+    has none), so they add up to it. Alphabet files share-based compensation for the first
+    quarter and the year only as the cash flow add-back; its Q2 and Q3 come from the
+    six- and nine-month add-backs, not from the expense line (a different figure) that is
+    the only three-month one filed. Only a quarter the year's source cannot give falls back
+    to another source's three-month figure; Q4 last to the year minus Q1+Q2+Q3.
+    """
+    order = _sources(metric)
+    quarters: dict[tuple[int, int], _Value] = {}
+    for year in sorted({period.fiscal_year for period in chosen}):
+        used = Counter(v.provenance for p, v in chosen.items() if p.fiscal_year == year)
+        annual = chosen.get(_Period("annual", year, 0))
+        ranked = sorted(used, key=order.index)
+        primary = annual.provenance if annual is not None else max(ranked, key=used.__getitem__)
+        sources = [primary, *(source for source in ranked if source != primary)]
+        figures = {source: _year_figures(options, source, year) for source in sources}
+        for quarter in (1, 2, 3, 4):
+            for source in sources:
+                value = _discrete_quarter(figures[source], quarter, derive=source == primary)
+                if value is not None:
+                    quarters[(year, quarter)] = value
+                    break
+        if annual is not None and (year, 4) not in quarters:
+            fourth = _fourth_quarter_from_three(
+                year, figures[primary], [quarters.get((year, q)) for q in (1, 2, 3)]
+            )
+            if fourth is not None:
+                quarters[(year, 4)] = fourth
+    return quarters
+
+
+def _fourth_quarter_from_three(
+    year: int, figures: _YearFigures, first_three: Sequence[_Value | None]
+) -> _Value | None:
+    """Q4 as the fiscal year minus Q1+Q2+Q3, where there are no nine months to subtract;
+    cited from the 10-K (the filing that completes the year)."""
+    annual_value = figures.year_to_date.get(4)
+    quarters = [value for value in first_three if value is not None]
+    if annual_value is None or len(quarters) != 3:
         return None
+    annual = annual_value.fact
+    if quarters[0].fact.start != annual.start or not _contiguous(quarters):
+        return None
+    start = quarters[-1].fact.end + timedelta(days=1)
     # The remainder must itself be a quarter; otherwise the operands do not fit together.
-    if not QUARTER_MIN_DAYS <= (annual.fact.end - start).days <= QUARTER_MAX_DAYS:
+    if not QUARTER_MIN_DAYS <= (annual.end - start).days <= QUARTER_MAX_DAYS:
         return None
-    fact = replace(annual.fact, start=start, value=annual.fact.value - subtrahend)
-    return _Value(fact, None, provenance)
+    operands = "-".join(
+        f"Q{number}({value.fact.accession})" for number, value in enumerate(quarters, 1)
+    )
+    fact = replace(annual, start=start, value=annual.value - sum(v.fact.value for v in quarters))
+    return _Value(fact, None, f"derived:FY{year}({annual.accession})-{operands}")
+
+
+def _restated_years_marked(
+    chosen: Mapping[_Period, _Value], quarters: Mapping[tuple[int, int], _Value]
+) -> dict[_Period, _Value]:
+    """Annual figures restated after their quarters were filed, marked where the quarters
+    add up to the year as filed earlier but not to the restated year: the quarters stay as
+    filed (see `_consistent_operands`), and the provenance tells a reader why they do not
+    add up to the year."""
+    marked = dict(chosen)
+    for period, annual in chosen.items():
+        year_quarters = [quarters.get((period.fiscal_year, q)) for q in (1, 2, 3, 4)]
+        if period.period_type != "annual" or None in year_quarters:
+            continue
+        total = sum(value.fact.value for value in year_quarters if value is not None)
+        if _agree(total, annual.fact.value):
+            continue
+        earlier = [fact for fact in annual.history if fact.value != annual.fact.value]
+        match = next((fact for fact in earlier if _agree(total, fact.value)), None)
+        if match is not None:
+            marked[period] = replace(
+                annual,
+                provenance=f"{annual.provenance}; restated from {match.value:,.0f} (filed in "
+                f"{match.accession}), which its quarters, not restated, add up to",
+            )
+    return marked
 
 
 def _quarters(
     metric: Metric, chosen: Mapping[_Period, _Value], options: Mapping[_Period, dict[str, _Value]]
 ) -> dict[tuple[int, int], _Value]:
     """(fiscal year, quarter) → value: the discrete quarters as reported, plus Q4 where it
-    was not reported."""
+    was not reported (a balance's Q4 is its fiscal year end balance; a per-share figure or
+    a share count is never subtracted)."""
+    if _is_additive(metric):
+        return _additive_quarters(metric, chosen, options)
     quarters = {
         (period.fiscal_year, period.fiscal_quarter): value
         for period, value in chosen.items()
         if period.period_type == "quarterly"
     }
-    for period, annual in chosen.items():
-        if period.period_type != "annual" or (period.fiscal_year, 4) in quarters:
-            continue
-        year = period.fiscal_year
-        if metric.kind == "instant":
-            quarters[(year, 4)] = annual
-        elif _is_additive(metric):
-            # The nine months read the way the year was (same tag or derivation), so
-            # the difference is never a difference of two definitions.
-            nine = options.get(_Period(NINE_MONTHS, year, 3), {}).get(annual.provenance)
-            first_three = [quarters.get((year, number)) for number in (1, 2, 3)]
-            fourth = _derived_fourth_quarter(year, annual, nine, first_three)
-            if fourth is not None:
-                quarters[(year, 4)] = fourth
+    if metric.kind == "instant":
+        for period, annual in chosen.items():
+            if period.period_type == "annual":
+                quarters.setdefault((period.fiscal_year, 4), annual)
     return quarters
 
 
@@ -656,10 +992,12 @@ def parse_companyfacts(doc: Mapping[str, Any], symbol: str) -> list[MetricValueR
     records: list[MetricValueRecord] = []
     for metric in CATALOG:
         chosen, options = _series(gaap, metric, calendar)
+        quarters = _quarters(metric, chosen, options)
+        if _is_additive(metric):
+            chosen = _restated_years_marked(chosen, quarters)
         for period, value in chosen.items():
             if period.period_type == "annual":
                 records.append(_record(symbol, metric, period, value))
-        quarters = _quarters(metric, chosen, options)
         for (year, quarter), value in quarters.items():
             records.append(_record(symbol, metric, _Period("quarterly", year, quarter), value))
         if _is_additive(metric):
