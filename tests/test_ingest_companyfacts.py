@@ -184,6 +184,13 @@ def test_total_liabilities_are_derived_only_where_no_line_exists() -> None:
     )
 
 
+def test_alphabet_2015_diluted_eps_stays_missing() -> None:
+    # Only per-class figures (dimensioned, not in companyfacts) and no diluted share count
+    # to compute one from: nothing is invented.
+    eps = values_of(parsed(ALPHABET), "eps_diluted")
+    assert 2015 not in eps and {2014, 2016} <= eps.keys()
+
+
 # Lines Apple's recent 10-Ks do not show: goodwill, intangibles and accrued liabilities are
 # folded into other lines after FY2017, interest after FY2023; sales and marketing and general
 # and administrative expense are split out only from FY2023.

@@ -210,6 +210,76 @@ def test_quarters_are_sane(cik: str) -> None:
             assert 84 <= (record.period_end - record.period_start).days <= 98
 
 
+# --- real figures the sanity rules repair (see the synthetic tests below) ---------------------
+
+
+def annual(cik: str, metric: str, year: int) -> MetricValueRecord:
+    return by_key(parsed(cik))[(metric, "annual", year, 0)]
+
+
+def test_nvidia_diluted_share_counts_filed_in_thousands_are_scaled() -> None:
+    # NVIDIA's FY2010 10-K gave FY2009 as 548,126; its FY2011 10-K corrected FY2010 itself.
+    fy2009 = annual(NVIDIA, "weighted_average_shares_diluted", 2009)
+    assert fy2009.value == 548_126_000
+    assert fy2009.provenance.endswith("; scaled ×1000 (filed in thousands)")
+    fy2010 = annual(NVIDIA, "weighted_average_shares_diluted", 2010)
+    assert (fy2010.value, fy2010.provenance) == (
+        549_574_000,
+        "xbrl:us-gaap:WeightedAverageNumberOfDilutedSharesOutstanding",
+    )
+    assert quarter(NVIDIA, "weighted_average_shares_diluted", 2010, 2).value == 546_639_000
+    assert quarter(NVIDIA, "weighted_average_shares_diluted", 2011, 1).value == 590_997_000
+
+
+def test_apple_q2_fy2014_shares_outstanding_are_scaled_across_the_split() -> None:
+    # 861,745 between 892,447,000 (Q1) and 5,989,171,000 (Q3, after the 7-for-1 split).
+    q2 = quarter(APPLE, "shares_outstanding", 2014, 2)
+    assert (q2.value, q2.accession) == (861_745_000, "0001193125-14-157311")
+    assert "scaled ×1000" in q2.provenance
+    assert quarter(APPLE, "shares_outstanding", 2014, 3).value == 5_989_171_000
+    assert "scaled" not in quarter(APPLE, "shares_outstanding", 2014, 1).provenance
+
+
+def test_alphabet_stock_compensation_quarters_add_up_to_their_year() -> None:
+    # Q2 and Q3 from the cash flow add-back to date (5,525 - 2,769; 8,149 - 5,525), not from
+    # the expense line (2,900; 2,800) that Q1, Q4 and the year do not use.
+    quarters = [quarter(ALPHABET, "stock_based_compensation", 2019, q) for q in (1, 2, 3, 4)]
+    assert [r.value for r in quarters] == [2_769 * M, 2_756 * M, 2_624 * M, 2_645 * M]
+    assert (
+        sum(r.value for r in quarters) == annual(ALPHABET, "stock_based_compensation", 2019).value
+    )
+    assert quarters[1].provenance == "derived:6M(0001652044-19-000023)-Q1(0001652044-19-000015)"
+
+
+def test_tesla_2012_depreciation_follows_the_year_to_date_figures() -> None:
+    # The Q2 10-Q's 3.7M for the quarter contradicts its own 6.9M for six months after 3.8M.
+    q2 = quarter(TESLA, "depreciation_and_amortization", 2012, 2)
+    assert q2.value == 3_100_000
+    assert "does not fit the filing's year-to-date figures" in q2.provenance
+    quarters = [quarter(TESLA, "depreciation_and_amortization", 2012, q) for q in (1, 2, 3, 4)]
+    assert sum(r.value for r in quarters) == 25_300_000
+
+
+def test_apple_dividends_restated_after_their_quarters_keep_the_quarters_as_filed() -> None:
+    # Apple's FY2017 10-K restated FY2015 dividends paid; the quarters were never refiled.
+    fy2015 = annual(APPLE, "dividends_paid", 2015)
+    assert (fy2015.value, fy2015.accession) == (11_561 * M, "0000320193-17-000070")
+    assert "restated from 11,431,000,000 (filed in 0001193125-15-356351)" in fy2015.provenance
+    quarters = [quarter(APPLE, "dividends_paid", 2015, q).value for q in (1, 2, 3, 4)]
+    assert quarters == [2_750 * M, 2_734 * M, 2_997 * M, 2_950 * M]
+
+
+def test_apple_q4_fy2008_revenue_is_on_the_basis_of_its_nine_months() -> None:
+    # The 10-K/A of January 2010 restated FY2008 (32,479 M → 37,491 M), not its nine months:
+    # the Q4 is the year as first filed minus them, not a Q4 holding the whole restatement.
+    q4 = quarter(APPLE, "revenue", 2008, 4)
+    assert q4.value == 7_895 * M
+    assert q4.provenance.startswith(
+        "derived:FY2008(0001193125-09-214859)-9M(0001193125-09-153165); FY2008 as filed "
+        "before its restatement in 0001193125-10-012091"
+    )
+
+
 # --- synthetic rules -------------------------------------------------------------------------
 
 
@@ -376,3 +446,266 @@ def test_fiscal_quarter_counts_13_week_steps_from_the_year_start() -> None:
     # Mid-quarter and before the first year: no fiscal quarter ends there.
     assert fiscal_quarter(date(2023, 2, 15), years) is None
     assert fiscal_quarter(date(2022, 6, 25), years) is None
+
+
+# --- sanity rules: share counts filed in thousands ---------------------------------------------
+
+SCALED = "; scaled ×1000 (filed in thousands)"
+# Period ends of a calendar 2021 (three 10-Qs, the 10-K) and Q1 2022.
+SHARE_DATES = (
+    ("2021-03-31", "q-1", "2021-05-01", "10-Q"),
+    ("2021-06-30", "q-2", "2021-08-01", "10-Q"),
+    ("2021-09-30", "q-3", "2021-11-01", "10-Q"),
+    ("2021-12-31", "k-21", "2022-02-01", "10-K"),
+    ("2022-03-31", "q-22-1", "2022-05-01", "10-Q"),
+)
+
+
+def shares_outstanding(counts: tuple[float, ...]) -> dict[tuple[int, int], MetricValueRecord]:
+    """Shares outstanding at the ends of SHARE_DATES, beside revenue that sets the calendar;
+    (fiscal year, quarter) → record, Q4 being the year end."""
+    revenue = flow_year((20, 25, 30, 100), nine=75)
+    revenue.append(fact(33, "2022-03-31", "q-22-1", "2022-05-01", start="2022-01-01"))
+    counts_facts = [
+        fact(count, end, accession, filed, form=form)
+        for count, (end, accession, filed, form) in zip(counts, SHARE_DATES, strict=True)
+    ]
+    doc = companyfacts(
+        {"Revenues": {"USD": revenue}, "CommonStockSharesOutstanding": {"shares": counts_facts}}
+    )
+    return {
+        (r.fiscal_year, r.fiscal_quarter): r
+        for r in parse_companyfacts(doc, "EX")
+        if r.metric == "shares_outstanding" and r.period_type == "quarterly"
+    }
+
+
+def test_a_share_count_filed_in_thousands_is_scaled() -> None:
+    # Q2: 50,512 "shares" between 50.1 and 50.9 million.
+    counts = shares_outstanding((50_100_000, 50_512, 50_900_000, 51_200_000, 51_500_000))
+    q2 = counts[(2021, 2)]
+    assert q2.value == 50_512_000
+    assert q2.provenance == "xbrl:us-gaap:CommonStockSharesOutstanding" + SCALED
+    assert (q2.accession, q2.xbrl_tag) == ("q-2", "CommonStockSharesOutstanding")
+    assert counts[(2021, 1)].value == 50_100_000
+    assert counts[(2021, 3)].provenance == "xbrl:us-gaap:CommonStockSharesOutstanding"
+
+
+def test_a_run_of_counts_in_thousands_at_the_start_is_scaled() -> None:
+    # A filing's slip recurs in its comparatives; NVIDIA's first XBRL years were all slipped.
+    counts = shares_outstanding((50_100, 50_512, 50_900_000, 51_200_000, 51_500_000))
+    assert [counts[(2021, q)].value for q in (1, 2)] == [50_100_000, 50_512_000]
+    assert all(counts[(2021, q)].provenance.endswith(SCALED) for q in (1, 2))
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        # A 7-for-1 split between Q2 and Q3 (Apple, June 2014): a step, not a slip.
+        (50_100_000, 50_512_000, 353_000_000, 352_000_000, 351_000_000),
+        # A thousandfold drop that never comes back could be a reverse split.
+        (50_100_000, 50_512_000, 50_900_000, 51_200_000, 51_500),
+        # ×1000 lands 40% below both neighbours: no thousands slip explains it.
+        (50_100_000, 30_000, 50_900_000, 51_200_000, 51_500_000),
+    ],
+)
+def test_share_counts_that_are_not_a_thousands_slip_stay_as_filed(
+    counts: tuple[float, ...],
+) -> None:
+    records = shares_outstanding(counts)
+    assert [records[key].value for key in sorted(records)] == list(counts)
+    assert not [r for r in records.values() if SCALED in r.provenance]
+
+
+# --- sanity rules: quarters from year-to-date figures, the year's own tag -------------------
+
+
+def cash_flow_year(
+    q1: float, six: float | None, nine: float, year: float, accession_suffix: str = ""
+) -> list[dict[str, Any]]:
+    """A calendar 2021 cash flow the way 10-Qs file it: Q1, then six and nine months to date."""
+    facts = [
+        fact(q1, "2021-03-31", "q-1", "2021-05-01", start="2021-01-01"),
+        fact(nine, "2021-09-30", "q-3", "2021-11-01", start="2021-01-01"),
+        fact(year, "2021-12-31", "k-21", "2022-02-01", start="2021-01-01", form="10-K"),
+    ]
+    if six is not None:
+        facts.append(fact(six, "2021-06-30", "q-2", "2021-08-01", start="2021-01-01"))
+    return facts
+
+
+def quarters_of(doc: dict[str, Any], metric: str) -> dict[int, MetricValueRecord]:
+    return {
+        r.fiscal_quarter: r
+        for r in parse_companyfacts(doc, "EX")
+        if r.metric == metric and r.period_type == "quarterly" and r.fiscal_year == 2021
+    }
+
+
+def test_cash_flow_quarters_are_differences_of_year_to_date_figures() -> None:
+    doc = companyfacts(
+        {
+            "Revenues": {"USD": flow_year((20, 25, 30, 100), nine=75)},
+            "NetCashProvidedByUsedInOperatingActivities": {
+                "USD": cash_flow_year(20_113_000, 45_326_000, 75_002_000, 100_287_000)
+            },
+        }
+    )
+    quarters = quarters_of(doc, "operating_cash_flow")
+    assert {q: r.value for q, r in quarters.items()} == {
+        1: 20_113_000,
+        2: 25_213_000,
+        3: 29_676_000,
+        4: 25_285_000,
+    }
+    assert quarters[2].provenance == "derived:6M(q-2)-Q1(q-1)"
+    assert quarters[3].provenance == "derived:9M(q-3)-6M(q-2)"
+    assert quarters[4].provenance == "derived:FY2021(k-21)-9M(q-3)"
+    # Cited from the filing that completes the quarter; the period is the quarter's own.
+    assert (quarters[2].form, quarters[2].accession, quarters[2].xbrl_tag) == ("10-Q", "q-2", None)
+    assert (quarters[3].period_start, quarters[3].period_end) == (
+        date(2021, 7, 1),
+        date(2021, 9, 30),
+    )
+
+
+SBC, SBC_EXPENSE = "ShareBasedCompensation", "AllocatedShareBasedCompensationExpense"
+
+
+def stock_compensation(six: float | None) -> dict[str, Any]:
+    """Alphabet 2019: the cash flow add-back (the catalog's first tag) for Q1, six and nine
+    months and the year; the expense (a different, larger figure) for each three months."""
+    expense = [
+        fact(2_900_000_000, "2021-03-31", "q-1", "2021-05-01", start="2021-01-01"),
+        fact(2_900_000_000, "2021-06-30", "q-2", "2021-08-01", start="2021-04-01"),
+        fact(2_800_000_000, "2021-09-30", "q-3", "2021-11-01", start="2021-07-01"),
+        fact(11_700_000_000, "2021-12-31", "k-21", "2022-02-01", start="2021-01-01", form="10-K"),
+    ]
+    return companyfacts(
+        {
+            "Revenues": {"USD": flow_year((20, 25, 30, 100), nine=75)},
+            SBC: {"USD": cash_flow_year(2_769_000_000, six, 8_149_000_000, 10_794_000_000)},
+            SBC_EXPENSE: {"USD": expense},
+        }
+    )
+
+
+def test_a_years_quarters_come_from_the_tag_of_its_annual_figure() -> None:
+    quarters = quarters_of(stock_compensation(six=5_525_000_000), "stock_based_compensation")
+    assert {q: r.value for q, r in quarters.items()} == {
+        1: 2_769_000_000,
+        2: 2_756_000_000,
+        3: 2_624_000_000,
+        4: 2_645_000_000,
+    }
+    # They add up to the year, which per-quarter fallback to the expense tag did not.
+    assert sum(r.value for r in quarters.values()) == 10_794_000_000
+    assert quarters[1].provenance == f"xbrl:us-gaap:{SBC}"
+    assert quarters[2].provenance == "derived:6M(q-2)-Q1(q-1)"
+
+
+def test_a_quarter_the_years_tag_cannot_give_falls_back_to_another_tag() -> None:
+    # Without the six months the add-back has no Q2 or Q3: the expense fills them in.
+    quarters = quarters_of(stock_compensation(six=None), "stock_based_compensation")
+    assert (quarters[2].value, quarters[2].provenance) == (
+        2_900_000_000,
+        f"xbrl:us-gaap:{SBC_EXPENSE}",
+    )
+    assert quarters[3].value == 2_800_000_000
+    assert (quarters[4].value, quarters[4].provenance) == (
+        2_645_000_000,
+        "derived:FY2021(k-21)-9M(q-3)",
+    )
+
+
+def depreciation(q2_three_months: float, six: float) -> dict[str, Any]:
+    """Tesla 2012: each 10-Q gives the quarter and the year to date."""
+    facts = [
+        *cash_flow_year(3_800_000, six, 13_700_000, 25_300_000),
+        fact(q2_three_months, "2021-06-30", "q-2", "2021-08-01", start="2021-04-01"),
+        fact(6_800_000, "2021-09-30", "q-3", "2021-11-01", start="2021-07-01"),
+    ]
+    return companyfacts(
+        {
+            "Revenues": {"USD": flow_year((20, 25, 30, 100), nine=75)},
+            "DepreciationDepletionAndAmortization": {"USD": facts},
+        }
+    )
+
+
+def test_a_three_month_figure_that_contradicts_its_own_filing_gives_way() -> None:
+    # Q2's 10-Q: 3.7M for the quarter, but 6.9M for six months after Q1's 3.8M.
+    quarters = quarters_of(depreciation(3_700_000, 6_900_000), "depreciation_and_amortization")
+    assert quarters[2].value == 3_100_000
+    assert quarters[2].provenance == (
+        "derived:6M(q-2)-Q1(q-1); the three-month figure filed, 3,700,000, does not fit the "
+        "filing's year-to-date figures"
+    )
+    assert quarters[3].provenance == "xbrl:us-gaap:DepreciationDepletionAndAmortization"
+    assert sum(r.value for r in quarters.values()) == 25_300_000
+
+
+def test_a_three_month_figure_within_rounding_of_its_filing_stands() -> None:
+    # 7.1M - 3.8M = 3.3M against 3.2M filed: each figure rounded to the hundred thousand.
+    quarters = quarters_of(depreciation(3_200_000, 7_100_000), "depreciation_and_amortization")
+    assert quarters[2].value == 3_200_000
+    assert quarters[2].provenance == "xbrl:us-gaap:DepreciationDepletionAndAmortization"
+
+
+# --- sanity rules: a year restated after its quarters --------------------------------------
+
+
+def restated_revenue(*later: dict[str, Any]) -> dict[str, Any]:
+    """Revenue of 2021 as its 10-Qs and 10-K filed it, plus later filings of it."""
+    quarters = (20_113_000, 25_326_000, 29_789_000, 100_455_000)
+    return companyfacts({"Revenues": {"USD": [*flow_year(quarters, nine=75_228_000), *later]}})
+
+
+def fiscal_2021(doc: dict[str, Any]) -> tuple[MetricValueRecord, MetricValueRecord]:
+    """(the annual revenue, Q4) of 2021."""
+    records = by_key(parse_companyfacts(doc, "EX"))
+    return records[("revenue", "annual", 2021, 0)], records[("revenue", "quarterly", 2021, 4)]
+
+
+def test_a_year_restated_after_its_nine_months_keeps_q4_on_the_basis_of_the_quarters() -> None:
+    # Two years on, a 10-K restates 2021; no filing restates its quarters or nine months.
+    year, q4 = fiscal_2021(
+        restated_revenue(
+            fact(104_020_000, "2021-12-31", "k-23", "2024-02-01", start="2021-01-01", form="10-K")
+        )
+    )
+    # 100,455,000 - 75,228,000: not the restated year minus the nine months as filed, which
+    # would put the whole year's restatement into Q4.
+    assert (q4.value, q4.accession) == (25_227_000, "k-21")
+    assert q4.provenance == (
+        "derived:FY2021(k-21)-9M(q-3); FY2021 as filed before its restatement in k-23 "
+        "(no later 9M was filed)"
+    )
+    assert (year.value, year.accession) == (104_020_000, "k-23")
+    assert year.provenance == (
+        "xbrl:us-gaap:Revenues; restated from 100,455,000 (filed in k-21), which its "
+        "quarters, not restated, add up to"
+    )
+
+
+def test_a_restatement_that_reached_the_nine_months_too_takes_the_latest_of_both() -> None:
+    # The next year's Q3 10-Q restates the nine months, then the next 10-K the year.
+    year, q4 = fiscal_2021(
+        restated_revenue(
+            fact(77_900_000, "2021-09-30", "q-22-3", "2022-11-01", start="2021-01-01"),
+            fact(104_020_000, "2021-12-31", "k-22", "2023-02-01", start="2021-01-01", form="10-K"),
+        )
+    )
+    assert (q4.value, q4.provenance) == (26_120_000, "derived:FY2021(k-22)-9M(q-22-3)")
+    assert year.provenance == "xbrl:us-gaap:Revenues"
+
+
+def test_a_year_restated_only_in_form_is_no_restatement_of_basis() -> None:
+    # A later 10-K in millions repeats the year rounded: the latest stands, without a note.
+    year, q4 = fiscal_2021(
+        restated_revenue(
+            fact(100_000_000, "2021-12-31", "k-23", "2024-02-01", start="2021-01-01", form="10-K")
+        )
+    )
+    assert (q4.value, q4.provenance) == (24_772_000, "derived:FY2021(k-23)-9M(q-3)")
+    assert year.provenance == "xbrl:us-gaap:Revenues"

@@ -676,13 +676,13 @@ def _rounding_unit(value: float) -> float:
     return unit
 
 
-def _agree(a: float, b: float, *operands: float) -> bool:
-    """Two figures equal up to `AGREEMENT` and to rounding: each figure, and each operand of
-    one that is a difference, may be off by half its own rounding unit. Filings state
+def _agree(a: float, b: float, *operands: float, relative: float = AGREEMENT) -> bool:
+    """Two figures equal up to `relative` and to rounding: each figure, and each operand of
+    one that is a sum or difference, may be off by half its own rounding unit. Filings state
     amounts in millions at the coarsest; a figure that merely looks rounder (3,000,000,000)
     is not taken to be rounded to the billion."""
     allowance = sum(min(_rounding_unit(value), 1e6) for value in (a, b, *operands))
-    return abs(a - b) <= max(AGREEMENT * max(abs(a), abs(b)), allowance)
+    return abs(a - b) <= max(relative * max(abs(a), abs(b)), allowance)
 
 
 def _one_figure(earlier: float, later: float) -> bool:
@@ -901,11 +901,13 @@ def _restated_years_marked(
         year_quarters = [quarters.get((period.fiscal_year, q)) for q in (1, 2, 3, 4)]
         if period.period_type != "annual" or None in year_quarters:
             continue
-        total = sum(value.fact.value for value in year_quarters if value is not None)
+        figures = [value.fact.value for value in year_quarters if value is not None]
+        total = sum(figures)
         if _agree(total, annual.fact.value):
             continue
+        # Up to rounding only: "add up to" is a claim about the filed figures.
         earlier = [fact for fact in annual.history if fact.value != annual.fact.value]
-        match = next((fact for fact in earlier if _agree(total, fact.value)), None)
+        match = next((f for f in earlier if _agree(total, f.value, *figures, relative=0.0)), None)
         if match is not None:
             marked[period] = replace(
                 annual,
