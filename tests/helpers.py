@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import date
 from pathlib import Path
@@ -82,3 +83,20 @@ class CountingFetcher:
     async def fetch(self, query: str, *args: Any) -> Sequence[Any]:
         self.round_trips += 1
         return await self.conn.fetch(query, *args)
+
+
+async def run_finq(*args: str, database: str, **env: str) -> tuple[int, str, str]:
+    """Run the `finq` CLI against `database` (extra environment in `env`): code, stdout, stderr."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.control.cli",
+        *args,
+        cwd=REPO_ROOT,
+        env={**os.environ, "FINQ_DATABASE_URL": database, **env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await process.communicate()
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()

@@ -3,17 +3,14 @@ and the alias log listed."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 
 import asyncpg
 
 from services.control.cli import prepare_database
 from shared.metric_aliases import record_metric_phrases
 from shared.metric_resolver import Resolution
-from tests.helpers import REPO_ROOT
+from tests.helpers import run_finq
 
 
 async def test_the_bundled_dataset_is_loaded_once_per_version(database: str) -> None:
@@ -33,22 +30,6 @@ async def test_the_bundled_dataset_is_loaded_once_per_version(database: str) -> 
         await conn.close()
 
 
-async def run_finq(*args: str, database: str) -> tuple[int, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "services.control.cli",
-        *args,
-        cwd=REPO_ROOT,
-        env={**os.environ, "FINQ_DATABASE_URL": database},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await process.communicate()
-    assert process.returncode is not None
-    return process.returncode, out.decode() + err.decode()
-
-
 async def test_finq_aliases_lists_misses_and_fallback_readings(database: str) -> None:
     conn = await asyncpg.connect(database)
     try:
@@ -62,7 +43,7 @@ async def test_finq_aliases_lists_misses_and_fallback_readings(database: str) ->
     finally:
         await conn.close()
 
-    code, out = await run_finq("aliases", "--json", database=database)
+    code, out, _ = await run_finq("aliases", "--json", database=database)
     assert code == 0, out
     body = json.loads(out)
     misses = {miss["phrase"]: miss for miss in body["misses"]}
@@ -72,7 +53,8 @@ async def test_finq_aliases_lists_misses_and_fallback_readings(database: str) ->
     assert misses["ceo pay"]["resolved_to"] is None
     assert body["learned"] == {"net incme": "net_income"}
 
-    code, text = await run_finq("aliases", database=database)
+    code, out, err = await run_finq("aliases", database=database)
+    text = out + err
     assert code == 0, text
     assert "gross_margin (fuzzy 0.92)" in text
     assert "net incme → net_income" in text

@@ -7,10 +7,7 @@ company (`healthy_rows`) and the same company with one thing broken.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 from datetime import date, timedelta
 
 import asyncpg
@@ -34,7 +31,7 @@ from services.ingest.data_check import (
     year_over_year_jumps,
 )
 from services.ingest.dataset import DEFAULT_DATASET_DIR, load_dataset, read_dataset
-from tests.helpers import REPO_ROOT
+from tests.helpers import run_finq
 
 YEARS = (2021, 2022, 2023)
 M = 1_000_000.0
@@ -385,22 +382,6 @@ async def test_the_bundled_dataset_has_no_error_that_is_not_true(database: str) 
     # Price-only companies are checked for their prices and nothing else.
     amazon = next(c for c in report.companies if c.symbol == "AMZN")
     assert (amazon.values_checked, amazon.findings) == (0, [])
-
-
-async def run_finq(*args: str, database: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "services.control.cli",
-        *args,
-        cwd=REPO_ROOT,
-        env={**os.environ, "FINQ_DATABASE_URL": database},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await process.communicate()
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 @pytest.mark.parametrize("broken", [False, True])

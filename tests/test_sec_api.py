@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 import threading
 import time
 from collections import defaultdict
@@ -48,7 +46,7 @@ from services.ingest.sec_api import (
     sec_headers,
     tickers_in_directory,
 )
-from tests.helpers import REPO_ROOT, require_shared_data
+from tests.helpers import require_shared_data, run_finq
 
 USER_AGENT = "finq-tests test@example.com"
 EXAMPLE_CIK = "0000001234"
@@ -425,28 +423,16 @@ async def test_without_a_network_the_files_are_read_from_the_directory(
     assert not (tmp_path / "downloads").exists()
 
 
-async def run_finq(*args: str, database: str, sec_url: str, home: Path) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "services.control.cli",
+async def run_sec_finq(*args: str, database: str, sec_url: str, home: Path) -> tuple[int, str, str]:
+    return await run_finq(
         *args,
-        cwd=REPO_ROOT,
-        env={
-            **os.environ,
-            "FINQ_DATABASE_URL": database,
-            "FINQ_HOME": str(home),
-            "FINQ_SEC_DATA_URL": sec_url,
-            "FINQ_SEC_WWW_URL": sec_url,
-            "FINQ_SEC_USER_AGENT": USER_AGENT,
-            "FINQ_SEC_BACKOFF_SECONDS": "0.01",
-        },
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        database=database,
+        FINQ_HOME=str(home),
+        FINQ_SEC_DATA_URL=sec_url,
+        FINQ_SEC_WWW_URL=sec_url,
+        FINQ_SEC_USER_AGENT=USER_AGENT,
+        FINQ_SEC_BACKOFF_SECONDS="0.01",
     )
-    out, err = await process.communicate()
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 async def test_offline_reads_the_files_and_makes_no_request(
@@ -454,7 +440,7 @@ async def test_offline_reads_the_files_and_makes_no_request(
 ) -> None:
     offline_dir = write_offline_directory(tmp_path / "sec")
 
-    code, out, err = await run_finq(
+    code, out, err = await run_sec_finq(
         "ingest", "sec", "--offline", "--from-dir", str(offline_dir), "1234",
         database=database, sec_url=sec_stand_in.url, home=tmp_path,
     )  # fmt: skip
@@ -470,7 +456,7 @@ async def test_offline_reads_the_files_and_makes_no_request(
 async def test_a_ticker_nobody_holds_is_looked_up_in_secs_ticker_map(
     database: str, sec_stand_in: StandInSec, tmp_path: Path
 ) -> None:
-    code, out, err = await run_finq(
+    code, out, err = await run_sec_finq(
         "ingest", "sec", "exmp", "--save-dir", str(tmp_path / "downloads"),
         database=database, sec_url=sec_stand_in.url, home=tmp_path,
     )  # fmt: skip
@@ -489,7 +475,7 @@ async def test_a_ticker_nobody_holds_is_looked_up_in_secs_ticker_map(
 async def test_an_unknown_cik_fails_that_company_and_the_command(
     database: str, sec_stand_in: StandInSec, tmp_path: Path
 ) -> None:
-    code, out, err = await run_finq(
+    code, out, err = await run_sec_finq(
         "ingest", "sec", "42", "EXMP", "--save-dir", str(tmp_path / "downloads"),
         database=database, sec_url=sec_stand_in.url, home=tmp_path,
     )  # fmt: skip
@@ -515,7 +501,7 @@ async def test_ingest_sec_loads_the_same_values_as_the_file_ingest(
     downloads = tmp_path / "downloads"
 
     with StandInSec(documents) as stand_in:
-        code, out, err = await run_finq(
+        code, out, err = await run_sec_finq(
             "ingest", "sec", "TSLA", "--save-dir", str(downloads),
             database=database, sec_url=stand_in.url, home=tmp_path,
         )  # fmt: skip
