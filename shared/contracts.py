@@ -117,11 +117,43 @@ class ToolResult(Contract):
 # --- payloads, one per hop --------------------------------------------------------
 
 
-Intent = Literal["metric_lookup", "price", "filings", "list_metrics", "clarify"]
+# Every intent finq knows; shared.intents holds each one's definition (tools, examples,
+# keywords), and a test keeps the two lists equal.
+Intent = Literal[
+    "metric_lookup",
+    "metric_comparison",
+    "metric_trend",
+    "price",
+    "filings",
+    "document_search",
+    "definition",
+    "list_metrics",
+    "portfolio_overview",
+    "portfolio_position",
+    "clarify",
+    "out_of_scope",
+]
+# Which layer decided a route: rules, the trained classifier, the LLM, or the conversation
+# (a follow-up or a reply to a clarifying question completed from earlier turns).
+RouteLayer = Literal["rules", "classifier", "llm", "conversation"]
+
+
+class ConversationTurn(Contract):
+    """One earlier question of the conversation and what finq made of it."""
+
+    question: str
+    answer: str = ""
+    intent: Intent | None = None
+    entities: dict[str, Any] = Field(default_factory=dict)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    needs_clarification: bool = False
 
 
 class QuestionAsked(Contract):
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    # The conversation's last turns, oldest first, so a follow-up can inherit what it leaves
+    # out ("And the year before?") and a short reply can complete a clarification.
+    history: list[ConversationTurn] = Field(default_factory=list)
 
 
 class RouteDecided(Contract):
@@ -131,6 +163,28 @@ class RouteDecided(Contract):
     clarifying_question: str | None = None
     # What the router understood, kept for the answer and the query log.
     entities: dict[str, Any] = Field(default_factory=dict)
+    decided_by: RouteLayer = "rules"
+    confidence: float = Field(default=1.0, ge=0, le=1)
+
+
+class RouteSummary(Contract):
+    """What the router decided, as the answer reports it."""
+
+    intent: Intent
+    decided_by: RouteLayer = "rules"
+    confidence: float = 1.0
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    entities: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, route: RouteDecided) -> RouteSummary:
+        return cls(
+            intent=route.intent,
+            decided_by=route.decided_by,
+            confidence=route.confidence,
+            tool_calls=route.tool_calls,
+            entities=route.entities,
+        )
 
 
 class ToolsCompleted(Contract):
@@ -179,6 +233,7 @@ class AnswerValidated(Contract):
     needs_clarification: bool = False
     clarifying_question: str | None = None
     validation: Validation
+    route: RouteSummary | None = None
 
 
 class StageFailed(Contract):
@@ -242,6 +297,8 @@ class AskResponse(BaseModel):
     clarifying_question: str | None
     validation: Validation
     trace_id: str | None
+    # What the router made of the question: intent, the layer that decided, tool calls.
+    route: RouteSummary | None = None
 
 
 class ErrorBody(BaseModel):

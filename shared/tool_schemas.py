@@ -28,6 +28,9 @@ GET_FINANCIAL_METRICS = "get_financial_metrics"
 GET_PRICES = "get_prices"
 GET_RECENT_FILINGS = "get_recent_filings"
 LIST_METRICS = "list_metrics"
+# Filing and document passages: the schema is fixed here so the router and the LLM layer can
+# plan it; the tools service runs it once the documents index exists.
+SEARCH_DOCUMENTS = "search_documents"
 
 Symbol = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z.\-]{0,9}$")]
 FiscalYear = Annotated[int, Field(ge=1900, le=2100)]
@@ -156,11 +159,42 @@ class GetRecentFilingsArgs(BaseModel):
 
 
 class ListMetricsArgs(BaseModel):
-    """The metrics finq knows, optionally of one category, with unit and formula."""
+    """The metrics finq knows, optionally of one category or only the ones named, with
+    unit, description and formula (what a "what is EBITDA?" question is answered from)."""
 
     model_config = ConfigDict(extra="forbid")
 
     category: Literal[CATEGORIES] | None = None  # type: ignore[valid-type]
+    metrics: list[str] | None = Field(default=None, min_length=1, max_length=20)
+
+    @field_validator("metrics")
+    @classmethod
+    def named_metrics_are_in_the_catalog(cls, metrics: list[str] | None) -> list[str] | None:
+        return (
+            None if metrics is None else GetFinancialMetricsArgs.metrics_are_in_the_catalog(metrics)
+        )
+
+
+class SearchDocumentsArgs(BaseModel):
+    """Passages of filings and documents that answer a query, optionally filtered by
+    company, form, fiscal period, date span or collection."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    query: str = Field(min_length=1, max_length=500)
+    symbols: list[Symbol] | None = Field(default=None, min_length=1, max_length=10)
+    forms: list[str] | None = Field(default=None, min_length=1, max_length=20)
+    fiscal_year: FiscalYear | None = None
+    fiscal_quarter: int | None = Field(default=None, ge=1, le=4)
+    from_date: date | None = Field(default=None, alias="from")
+    to_date: date | None = Field(default=None, alias="to")
+    collection: str | None = Field(default=None, max_length=100)
+    limit: int = Field(default=5, ge=1, le=50)
+
+    @field_validator("forms")
+    @classmethod
+    def forms_are_spelled_as_sec_does(cls, forms: list[str] | None) -> list[str] | None:
+        return GetRecentFilingsArgs.forms_are_spelled_as_sec_does(forms)
 
 
 TOOL_ARGUMENTS: dict[str, type[BaseModel]] = {
@@ -168,4 +202,5 @@ TOOL_ARGUMENTS: dict[str, type[BaseModel]] = {
     GET_PRICES: GetPricesArgs,
     GET_RECENT_FILINGS: GetRecentFilingsArgs,
     LIST_METRICS: ListMetricsArgs,
+    SEARCH_DOCUMENTS: SearchDocumentsArgs,
 }

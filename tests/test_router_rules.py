@@ -11,7 +11,7 @@ from services.router.rules import (
     find_metrics,
     route_question,
 )
-from services.tools.runner import ALLOWED_TOOLS
+from shared.intents import ALLOWED_TOOLS
 from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
 
 DIRECTORY = CompanyDirectory(

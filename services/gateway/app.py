@@ -281,4 +281,5 @@ async def ask_question(
         clarifying_question=payload.clarifying_question,
         validation=payload.validation,
         trace_id=trace_id,
+        route=payload.route,
     )

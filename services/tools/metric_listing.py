@@ -25,6 +25,7 @@ async def list_metrics(db: Fetcher, args: ListMetricsArgs) -> ToolResult:
                 aliases=list(metric.aliases),
             )
             for metric in CATALOG
-            if args.category is None or metric.category == args.category
+            if (args.category is None or metric.category == args.category)
+            and (args.metrics is None or metric.id in args.metrics)
         ],
     )

@@ -13,6 +13,7 @@ from services.tools.metric_listing import list_metrics
 from services.tools.prices import get_prices
 from services.tools.sql import Fetcher
 from shared.contracts import RouteDecided, ToolCall, ToolError, ToolResult, ToolsCompleted
+from shared.intents import tool_allowed
 from shared.tool_schemas import (
     GET_FINANCIAL_METRICS,
     GET_PRICES,
@@ -30,15 +31,6 @@ TOOLS: dict[str, ToolFunction] = {
     LIST_METRICS: list_metrics,
 }
 
-# Which tools each intent may call; a plan naming anything else is refused.
-ALLOWED_TOOLS: dict[str, frozenset[str]] = {
-    "metric_lookup": frozenset({GET_FINANCIAL_METRICS}),
-    "price": frozenset({GET_PRICES}),
-    "filings": frozenset({GET_RECENT_FILINGS}),
-    "list_metrics": frozenset({LIST_METRICS}),
-    "clarify": frozenset(),
-}
-
 
 def _refusal(call: ToolCall, code: str, message: str) -> ToolResult:
     return ToolResult(
@@ -47,7 +39,7 @@ def _refusal(call: ToolCall, code: str, message: str) -> ToolResult:
 
 
 async def run_tool_call(db: Fetcher, intent: str, call: ToolCall) -> ToolResult:
-    if call.tool not in ALLOWED_TOOLS.get(intent, frozenset()):
+    if not tool_allowed(intent, call.tool):
         return _refusal(
             call,
             "tool_not_allowed",
@@ -61,7 +53,14 @@ async def run_tool_call(db: Fetcher, intent: str, call: ToolCall) -> ToolResult:
             "invalid_arguments",
             "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()),
         )
-    return await TOOLS[call.tool](db, args)
+    tool = TOOLS.get(call.tool)
+    if tool is None:
+        return _refusal(
+            call,
+            "tool_unavailable",
+            f"{call.tool} is planned but not available in this version of finq",
+        )
+    return await tool(db, args)
 
 
 async def run_route(db: Fetcher, route: RouteDecided) -> ToolsCompleted:

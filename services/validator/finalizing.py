@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from services.validator.checking import check_answer
-from shared.contracts import AnswerDrafted, AnswerValidated
+from shared.contracts import AnswerDrafted, AnswerValidated, RouteSummary
 
 # One row per request: a redelivered validator finds the row and answers with it.
 INSERT_ANSWER_SQL = """
@@ -29,6 +29,7 @@ def validate_draft(draft: AnswerDrafted) -> AnswerValidated:
         needs_clarification=draft.needs_clarification,
         clarifying_question=draft.clarifying_question,
         validation=validation,
+        route=RouteSummary.of(draft.route),
     )
 
 
