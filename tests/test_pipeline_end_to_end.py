@@ -82,12 +82,16 @@ async def test_a_year_finq_does_not_hold_is_said_plainly(client: httpx.AsyncClie
     assert "held" in body["answer"].lower()
 
 
-async def test_an_unrelated_question_gets_a_clarifying_answer(client: httpx.AsyncClient) -> None:
+async def test_an_unrelated_question_is_refused_saying_what_finq_answers(
+    client: httpx.AsyncClient,
+) -> None:
     body = await ask(client, "What's the weather like in Paris?")
-    assert body["needs_clarification"] is True
-    assert body["clarifying_question"]
+    assert body["route"]["intent"] == "out_of_scope"
+    assert body["route"]["tool_calls"] == []
+    assert body["answer"].startswith("That is outside what finq answers.")
     assert "Apple (AAPL)" in body["answer"]
     assert body["facts"] == []
+    assert body["validation"]["passed"] is True
 
 
 async def test_a_metric_without_a_company_asks_which_company(client: httpx.AsyncClient) -> None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from services.router.periods import find_fiscal_years
 from services.router.rules import (
+    EXAMPLE_QUESTION,
+    METRIC_INTENTS,
     CompanyDirectory,
     CompanyEntry,
-    find_fiscal_years,
     find_metrics,
     route_question,
 )
@@ -27,7 +29,7 @@ DIRECTORY = CompanyDirectory(
 
 def plan(question: str) -> dict:
     route = route_question(question, DIRECTORY)
-    assert route.intent == "metric_lookup", route.clarifying_question
+    assert route.intent in METRIC_INTENTS, route.clarifying_question
     assert [call.tool for call in route.tool_calls] == [GET_FINANCIAL_METRICS]
     return route.tool_calls[0].arguments
 
@@ -104,13 +106,12 @@ def test_fiscal_years_are_read_in_their_common_forms(text: str, years: list[int]
     assert find_fiscal_years(text) == years
 
 
-def test_an_unrelated_question_gets_a_clarifying_answer_naming_what_finq_holds() -> None:
+def test_an_unrelated_question_is_refused_naming_what_finq_holds() -> None:
     route = route_question("Tell me a joke about cats", DIRECTORY)
-    assert route.intent == "clarify"
+    assert route.intent == "out_of_scope"
     assert route.tool_calls == []
-    assert route.clarifying_question is not None
-    assert "Apple (AAPL)" in route.clarifying_question
-    assert "What was Apple's revenue in fiscal 2023?" in route.clarifying_question
+    assert "Apple (AAPL)" in route.entities["capabilities"]
+    assert EXAMPLE_QUESTION in route.entities["capabilities"]
 
 
 def test_a_metric_without_a_company_asks_which_company() -> None:

@@ -10,8 +10,16 @@ from services.answerer.formatting import (
     compose_metric_answer,
     compose_price_answer,
 )
+from services.answerer.intent_answers import (
+    compose_definition,
+    compose_not_yet,
+    compose_refusal,
+    compose_trend,
+    compose_unavailable,
+    compose_unknown_term,
+)
 from services.answerer.metric_list import compose_metric_list
-from shared.contracts import AnswerDrafted, ToolsCompleted
+from shared.contracts import AnswerDrafted, Citation, ToolsCompleted
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 
 
@@ -28,7 +36,9 @@ def reading_note(entities: dict[str, Any]) -> str:
 
 def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     route = completed.route
-    if route.intent == "clarify" or not route.tool_calls:
+    entities = route.entities
+    capabilities = entities.get("capabilities", "")
+    if route.intent == "clarify":
         question = route.clarifying_question or "Could you rephrase the question?"
         return AnswerDrafted(
             route=route,
@@ -41,19 +51,34 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     sources = [source for result in completed.results for source in result.sources]
     missing = [item for result in completed.results for item in result.missing]
     errors = [result.error for result in completed.results if result.error is not None]
-    if route.intent == "list_metrics":
+    citations: list[Citation] = []
+    if route.intent == "out_of_scope":
+        text = compose_refusal(capabilities)
+    elif route.intent in {"portfolio_overview", "portfolio_position"}:
+        text = compose_not_yet(route.intent, capabilities)
+    elif route.intent == "definition" and not route.tool_calls:
+        text = compose_unknown_term(entities.get("term", route.question), capabilities)
+    elif route.intent == "definition":
+        text = compose_definition([m for result in completed.results for m in result.metrics])
+    elif route.intent == "document_search":
+        unavailable = [e for e in errors if e.code == "tool_unavailable"]
+        text = compose_unavailable(unavailable, entities.get("companies", []))
+        errors = [e for e in errors if e.code != "tool_unavailable"]
+    elif route.intent == "list_metrics":
         listed = [metric for result in completed.results for metric in result.metrics]
-        text, citations = compose_metric_list(listed, route.entities.get("category")), []
+        text = compose_metric_list(listed, entities.get("category"))
     elif route.intent == "price":
         text, citations = compose_price_answer(facts, sources, missing)
     elif route.intent == "filings":
-        companies = route.entities.get("companies") or route.entities.get("symbols") or [""]
+        companies = entities.get("companies") or entities.get("symbols") or [""]
         text, citations = compose_filings_answer(companies[0], sources, missing)
     else:
         text, citations = compose_metric_answer(facts, sources, missing)
-        if route.entities.get("comparison"):
+        if entities.get("comparison"):
             text = " ".join([text, *compose_comparisons(facts)])
-        text = reading_note(route.entities) + text
+        if route.intent == "metric_trend":
+            text = " ".join([text, *compose_trend(facts)])
+        text = reading_note(entities) + text
     if errors and not facts:
         text = " ".join(f"That request could not be run: {error.message}." for error in errors)
     return AnswerDrafted(

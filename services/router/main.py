@@ -26,14 +26,27 @@ from shared.runtime import StageClients, run, serve_stage
 log = structlog.get_logger()
 
 
+# The latest data held per company, so "last year" and "last month" mean the latest held.
+DIRECTORY_SQL = """
+SELECT c.symbol, c.display_name, c.aliases,
+       (SELECT max(v.fiscal_year) FROM metric_values v
+         WHERE v.symbol = c.symbol AND v.period_type = 'annual') AS latest_fiscal_year,
+       (SELECT max(p.day) FROM prices p WHERE p.symbol = c.symbol) AS latest_price_day
+FROM companies c
+ORDER BY c.symbol
+"""
+
+
 async def load_directory(pool: asyncpg.Pool) -> CompanyDirectory:
-    rows = await pool.fetch("SELECT symbol, display_name, aliases FROM companies ORDER BY symbol")
+    rows = await pool.fetch(DIRECTORY_SQL)
     return CompanyDirectory(
         tuple(
             CompanyEntry(
                 symbol=row["symbol"],
                 display_name=row["display_name"],
                 names=tuple(row["aliases"]),
+                latest_fiscal_year=row["latest_fiscal_year"],
+                latest_price_day=row["latest_price_day"],
             )
             for row in rows
         )
@@ -90,7 +103,8 @@ async def build_handler(clients: StageClients) -> Handler:
     finder = metric_finder(directory, await load_resolver(pool, settings))
 
     async def handle(envelope: Envelope[QuestionAsked]) -> Forward:
-        route = route_question(envelope.payload.question, directory, finder)
+        asked = envelope.payload
+        route = route_question(asked.question, directory, finder, asked.history)
         await keep_alias_log(pool, finder, envelope, route)
         return Forward(subjects.ROUTE_DECIDED, envelope.carry(route))
 

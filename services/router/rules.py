@@ -8,21 +8,31 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from services.router.metric_finding import MetricFinder, MetricMatches, describe_unknown
-from shared.contracts import Intent, RouteDecided, ToolCall
+from services.router.periods import (
+    Periods,
+    find_last_n,
+    find_periods,
+    period_arguments,
+    price_window,
+)
+from shared.contracts import ConversationTurn, Intent, RouteDecided, RouteLayer, ToolCall
+from shared.intents import INTENTS, tool_allowed
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
-from shared.metric_resolver import MetricResolver, normalize_phrase
+from shared.metric_resolver import MetricResolver, UnknownMetricPhrase, normalize_phrase
 from shared.tool_schemas import (
     GET_FINANCIAL_METRICS,
     GET_PRICES,
     GET_RECENT_FILINGS,
     LIST_METRICS,
+    SEARCH_DOCUMENTS,
     TOOL_ARGUMENTS,
 )
 
@@ -72,9 +82,6 @@ TICKER_STOP_WORDS = frozenset(
     }
 )
 
-_YEAR_PATTERN = re.compile(
-    r"\b(?:fy\s?'?(?P<fy>\d{4}|\d{2})|(?P<year>(?:19|20)\d{2}))\b", re.IGNORECASE
-)
 _DOLLAR_TICKER = re.compile(r"\$([A-Za-z][A-Za-z.]{0,9})\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z.]*[A-Za-z]|[A-Za-z]")
 
@@ -84,6 +91,9 @@ class CompanyEntry:
     symbol: str
     display_name: str
     names: tuple[str, ...]  # lowercase common names: "apple", "google"
+    # The latest data held, for "last year" and "last month": read once at router start.
+    latest_fiscal_year: int | None = None
+    latest_price_day: date | None = None
 
 
 @dataclass(frozen=True)
@@ -169,70 +179,7 @@ def _catalog_finder(directory: CompanyDirectory) -> MetricFinder:
     return metric_finder(directory)
 
 
-_QUARTER_PATTERN = re.compile(
-    r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+quarter\b",
-    re.IGNORECASE,
-)
-_QUARTER_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3}
-_QUARTER_WORDS |= {"fourth": 4, "4th": 4}
-_TTM_PATTERN = re.compile(
-    r"\b(?:ttm|ltm|trailing[\s-]+twelve[\s-]+months?|last[\s-]+twelve[\s-]+months?)\b",
-    re.IGNORECASE,
-)
-_QUARTERLY_PATTERN = re.compile(r"\bquarterly\b|\bby quarter\b|\bper quarter\b", re.I)
-_RANGE_PATTERN = re.compile(
-    r"\b(?:from\s+|between\s+)?(?:fy\s?)?((?:19|20)\d{2})\s*"
-    r"(?:-|–|to|through|thru|until|and)\s*(?:fy\s?)?((?:19|20)\d{2})\b",
-    re.IGNORECASE,
-)
-_LAST_N_PATTERN = re.compile(
-    r"\b(?:last|past|previous|recent)\s+(\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)"
-    r"\s+(?:fiscal\s+)?(years?|quarters?)\b",
-    re.IGNORECASE,
-)
-_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
-_NUMBER_WORDS |= {"eight": 8, "nine": 9, "ten": 10}
-
-
-def find_quarters(text: str) -> list[int]:
-    quarters: list[int] = []
-    for match in _QUARTER_PATTERN.finditer(text):
-        quarter = int(match.group(1)) if match.group(1) else _QUARTER_WORDS[match.group(2).lower()]
-        if quarter not in quarters:
-            quarters.append(quarter)
-    return quarters
-
-
-def find_year_range(text: str) -> list[int]:
-    """ "2019 through 2023", "from FY2019 to FY2023": every year in between."""
-    match = _RANGE_PATTERN.search(text)
-    if match is None:
-        return []
-    first, last = sorted((int(match.group(1)), int(match.group(2))))
-    return list(range(first, last + 1)) if last - first < 30 else []
-
-
-def find_last_n(text: str) -> tuple[int, str] | None:
-    """ "last three fiscal years" → (3, "years"), relative to the latest data held."""
-    match = _LAST_N_PATTERN.search(text)
-    if match is None:
-        return None
-    raw = match.group(1).lower()
-    count = int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
-    return count, "quarters" if match.group(2).lower().startswith("quarter") else "years"
-
-
-def find_fiscal_years(text: str) -> list[int]:
-    years: list[int] = []
-    for match in _YEAR_PATTERN.finditer(text):
-        raw = match.group("fy") or match.group("year")
-        year = int(raw) + 2000 if len(raw) == 2 else int(raw)
-        if year not in years:
-            years.append(year)
-    return years
-
-
-EXAMPLE_QUESTION = "What was Apple's revenue in fiscal 2023?"
+EXAMPLE_QUESTION = "What was Apple's revenue last fiscal year?"
 
 
 def _metric_examples() -> str:
@@ -240,11 +187,14 @@ def _metric_examples() -> str:
 
 
 def capabilities(directory: CompanyDirectory) -> str:
+    """What finq answers, in words and without digits (a refusal has no facts to check a
+    number against)."""
     return (
-        "finq answers questions about companies' annual financial figures "
+        "finq answers questions about companies' financial figures "
         f"({_metric_examples()} and more), their stock prices and their SEC filings, "
         f"for {directory.describe()}; for example "
-        f'"{EXAMPLE_QUESTION}", "AAPL stock price in 2023" or "When did NVIDIA file its 10-K?"'
+        f'"{EXAMPLE_QUESTION}", "Apple\'s stock price last month" or '
+        '"When did NVIDIA file its latest annual report?"'
     )
 
 
@@ -265,98 +215,12 @@ _FORM_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b20-?f\b", re.IGNORECASE), "20-F"),
     (re.compile(r"\bproxy statements?\b|\bdef\s?14a\b", re.IGNORECASE), "DEF 14A"),
 )
-_ISO_DATE = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
-
-
 # Catalog metrics that a price question names ("share price"): answered from daily prices.
 PRICE_METRICS = frozenset({"period_end_price"})
 
 
 def find_forms(text: str) -> list[str]:
     return [form for pattern, form in _FORM_PHRASES if pattern.search(text)]
-
-
-def find_dates(text: str) -> list[date]:
-    days: list[date] = []
-    for match in _ISO_DATE.finditer(text):
-        try:
-            days.append(date(int(match.group(1)), int(match.group(2)), int(match.group(3))))
-        except ValueError:
-            continue
-    return days
-
-
-def price_window(text: str, years: list[int]) -> dict[str, date]:
-    """The dates a price question covers: explicit dates, else whole calendar years."""
-    days = find_dates(text)
-    if days:
-        return {"start": min(days), "end": max(days)}
-    if years:
-        return {"start": date(min(years), 1, 1), "end": date(max(years), 12, 31)}
-    return {}
-
-
-def _without_dates(text: str) -> str:
-    # A date's year is not a fiscal year the question asks about.
-    return _ISO_DATE.sub(" ", text)
-
-
-def metric_arguments(
-    question: str, symbols: list[str], metrics: list[str], years: list[int]
-) -> dict[str, Any]:
-    """Which periods a metric question asks for: years, a range, quarters, TTM or last N."""
-    arguments: dict[str, Any] = {"symbols": symbols, "metrics": metrics}
-    quarters = find_quarters(question)
-    last_n = find_last_n(question)
-    if _TTM_PATTERN.search(question):
-        arguments["period"] = "ttm"
-    elif quarters or _QUARTERLY_PATTERN.search(question) or (last_n and last_n[1] == "quarters"):
-        arguments["period"] = "quarterly"
-    if quarters and arguments.get("period") == "quarterly":
-        arguments["fiscal_quarters"] = quarters
-    year_range = find_year_range(_without_dates(question))
-    if year_range:
-        arguments["fiscal_years"] = year_range
-    elif years:
-        arguments["fiscal_years"] = years
-    elif last_n is not None:
-        arguments["last"] = last_n[0] * (
-            4 if arguments.get("period") == "quarterly" and last_n[1] == "years" else 1
-        )
-    elif arguments.get("period") == "quarterly" and not quarters:
-        # "quarterly revenue" with no period: the last four quarters held.
-        arguments["last"] = 4
-    return arguments
-
-
-def _plan(
-    question: str,
-    intent: Intent,
-    tool: str,
-    arguments: dict[str, Any],
-    entities: dict[str, Any],
-    directory: CompanyDirectory,
-) -> RouteDecided:
-    try:
-        validated = TOOL_ARGUMENTS[tool].model_validate(arguments)
-    except ValidationError as error:
-        return RouteDecided(
-            question=question,
-            intent="clarify",
-            clarifying_question=(
-                f"I could not look that up ({error.errors()[0]['msg'].lower()}). "
-                f"{capabilities(directory)}."
-            ),
-            entities=entities,
-        )
-    return RouteDecided(
-        question=question,
-        intent=intent,
-        tool_calls=[
-            ToolCall(tool=tool, arguments=validated.model_dump(mode="json", exclude_none=True))
-        ],
-        entities=entities,
-    )
 
 
 _GROWTH_WORDS = re.compile(
@@ -436,25 +300,368 @@ def metric_list_category(question: str) -> str | None:
     return None
 
 
-def route_question(
-    question: str, directory: CompanyDirectory, finder: MetricFinder | None = None
-) -> RouteDecided:
-    finder = finder or _catalog_finder(directory)
+_LATEST_WORDS = re.compile(r"\b(?:latest|most recent|newest|last)\b", re.IGNORECASE)
+_PLURAL_FILINGS = re.compile(r"\b(?:filings|reports|10-?ks|10-?qs|8-?ks|forms)\b", re.IGNORECASE)
+_DEFINITION_TERM = re.compile(
+    r"^\s*(?:what(?:'s| is| are| does)|define|explain|meaning of|how is|how are)\s+"
+    r"(?:an?\s+|the\s+)?(?P<term>.+?)(?:\s+(?:mean|means|stand for|calculated|computed"
+    r"|defined))?\s*\??\s*$",
+    re.IGNORECASE,
+)
+METRIC_INTENTS = frozenset({"metric_lookup", "metric_comparison", "metric_trend"})
+
+
+@dataclass
+class Understanding:
+    """What layer 1 found in a question: entities, periods and a score per intent."""
+
+    question: str
+    symbols: list[str]
+    metrics: list[str]
+    named_metrics: list[str]
+    matches: MetricMatches
+    periods: Periods
+    forms: list[str]
+    growth: bool = False
+    # Slots a follow-up took from the conversation rather than from this question.
+    inherited: list[str] = field(default_factory=list)
+    inherited_window: dict[str, str] | None = None  # a price follow-up's days
+    previous_intent: str | None = None  # the kind of question a follow-up continues
+    scores: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ranked(self) -> list[tuple[str, float]]:
+        return sorted(self.scores.items(), key=lambda item: -item[1])
+
+
+def understand(question: str, directory: CompanyDirectory, finder: MetricFinder) -> Understanding:
     symbols = directory.find(question)
     scan = finder.exact(question)
-    exact_metrics = scan.metrics
-    years = find_fiscal_years(_without_dates(question))
-    entities: dict[str, Any] = {
-        "symbols": symbols,
-        "companies": [
-            entry.display_name for s in symbols if (entry := directory.get(s)) is not None
-        ],
-        "metrics": exact_metrics,
-        "fiscal_years": years,
-        "named_metrics": exact_metrics,  # named exactly (catalog or learned), before fallbacks
-    }
+    matches = finder.find(scan)
+    latest = _latest_year(directory, symbols)
+    periods = find_periods(question, latest)
+    metrics = growth_metrics(question, matches.metrics, periods.fiscal_years)
+    return Understanding(
+        question=question,
+        symbols=symbols,
+        metrics=metrics,
+        named_metrics=scan.metrics,
+        matches=matches,
+        periods=periods,
+        forms=find_forms(question),
+        growth=metrics != matches.metrics or bool(_GROWTH_WORDS.search(question)),
+    )
 
-    if _METRIC_LIST_WORDS.search(question) and not (symbols and exact_metrics):
+
+def _latest_year(directory: CompanyDirectory, symbols: list[str]) -> int | None:
+    years = [
+        entry.latest_fiscal_year
+        for symbol in symbols
+        if (entry := directory.get(symbol)) is not None and entry.latest_fiscal_year is not None
+    ]
+    return max(years) if years else None
+
+
+def score_intents(understanding: Understanding) -> dict[str, float]:
+    """Cue words per intent (shared.intents) plus what the question's entities make likely."""
+    question = understanding.question
+    scores = {
+        intent.name: sum(c.weight for c in intent.cues if c.pattern.search(question))
+        for intent in INTENTS
+    }
+    symbols, metrics = understanding.symbols, understanding.metrics
+    figures = [m for m in metrics if m not in PRICE_METRICS]
+    if symbols and figures:
+        scores["metric_lookup"] += 3.0
+        if len(symbols) > 1:
+            scores["metric_comparison"] += 3.5
+        elif understanding.periods.spans_several or understanding.growth:
+            scores["metric_trend"] += 3.5
+    if symbols:
+        for intent in ("price", "filings", "portfolio_position"):
+            if scores[intent] > 0:
+                scores[intent] += 1.5
+        if scores["document_search"] > 0:
+            scores["document_search"] += 1.0
+        scores["definition"] -= 3.0
+    if figures:
+        scores["price"] -= 3.0
+        scores["definition"] += 1.0 if not symbols else 0.0
+    if understanding.periods.fiscal_years:
+        scores["definition"] -= 2.0
+    if symbols and figures:
+        scores["list_metrics"] -= 3.0
+    scores["clarify"] = 0.0
+    return scores
+
+
+def rules_confidence(scores: dict[str, float]) -> tuple[str, float, float]:
+    """The best intent, its score and its lead over the runner-up."""
+    ranked = sorted(scores.items(), key=lambda item: -item[1])
+    (best, top), (_, second) = ranked[0], ranked[1]
+    return best, top, top - max(second, 0.0)
+
+
+@dataclass(frozen=True)
+class RuleThresholds:
+    """When rules decide alone: the best intent scores at least `min_score` and leads the
+    runner-up by `min_margin`; otherwise the classifier (and then the LLM) is asked."""
+
+    min_score: float = 2.5
+    min_margin: float = 1.0
+
+
+class IntentPredictor(Protocol):
+    def predict(self, question: str) -> Any: ...
+
+
+def route_question(
+    question: str,
+    directory: CompanyDirectory,
+    finder: MetricFinder | None = None,
+    history: Sequence[ConversationTurn] = (),
+    classifier: IntentPredictor | None = None,
+    thresholds: RuleThresholds = RuleThresholds(),
+    classifier_threshold: float = 0.6,
+    classifier_min_margin: float = 0.2,
+) -> RouteDecided:
+    """Layers 1 and 2 (and the conversation): the route, and in `entities["unsure"]` whether
+    neither rules nor classifier were sure, so the caller may ask the LLM."""
+    finder = finder or _catalog_finder(directory)
+    understanding = understand(question, directory, finder)
+    previous = history[-1] if history else None
+    if previous is not None:
+        inherit_from_previous_turn(understanding, previous, directory)
+    understanding.scores = score_intents(understanding)
+    best, top, lead = rules_confidence(understanding.scores)
+    confidence = round(min(1.0, top / (top + (top - lead) + 1.0)), 2) if top > 0 else 0.0
+    decided_by: RouteLayer = "conversation" if understanding.inherited else "rules"
+    unsure = False
+    if not (top >= thresholds.min_score and lead >= thresholds.min_margin):
+        prediction = classifier.predict(question) if classifier is not None else None
+        if (
+            prediction is not None
+            and prediction.probability >= classifier_threshold
+            and prediction.probability - prediction.runner_up_probability >= classifier_min_margin
+        ):
+            best, confidence, decided_by = prediction.intent, prediction.probability, "classifier"
+        else:
+            unsure = True
+            if top <= 0:
+                best = (
+                    "clarify" if understanding.symbols or understanding.metrics else "out_of_scope"
+                )
+    route = plan_intent(best, understanding, directory, finder)
+    route.decided_by = decided_by
+    route.confidence = confidence
+    if unsure:
+        route.entities["unsure"] = True
+    return route
+
+
+_FOLLOW_UP_OPENING = re.compile(
+    r"^\s*(?:and|what about|how about|same for|also|now|then|ok(?:ay)?,?\s+and|what of"
+    r"|and what about|and how about)\b",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(r"\b(?:its|their|it|they|them|the company|that company)\b", re.IGNORECASE)
+
+
+def inherit_from_previous_turn(
+    understanding: Understanding, previous: ConversationTurn, directory: CompanyDirectory
+) -> None:
+    """Fill what a follow-up leaves out from the turn before ("And the year before?", "And
+    Apple?", "and its net income?"), or complete a clarification with the reply ("Apple")."""
+    before = previous.entities
+    if not before or previous.intent in {"out_of_scope", "definition", "list_metrics"}:
+        return
+    pending = previous.needs_clarification
+    question = understanding.question
+    follow_up = (
+        pending
+        or _FOLLOW_UP_OPENING.search(question) is not None
+        or _PRONOUN.search(question) is not None
+        or not understanding.symbols
+        or not (understanding.metrics or before.get("metrics") == [])
+    )
+    if not follow_up:
+        return
+    # A question complete in itself: only an unnamed period carries over ("And Apple's net
+    # income?" after a question about fiscal 2022).
+    if (
+        understanding.symbols
+        and understanding.metrics
+        and not pending
+        and not (_FOLLOW_UP_OPENING.search(question) and not understanding.periods.named)
+    ):
+        return
+    if not understanding.symbols and before.get("symbols"):
+        understanding.symbols = list(before["symbols"])
+        understanding.inherited.append("symbols")
+    if not understanding.metrics and before.get("metrics"):
+        understanding.metrics = list(before["metrics"])
+        understanding.inherited.append("metrics")
+    periods = understanding.periods
+    earlier = before.get("periods") or {}
+    if "window" in before and not periods.named:
+        understanding.inherited_window = dict(before["window"])
+    if periods.shift:
+        years = earlier.get("fiscal_years") or (
+            [latest]
+            if (latest := _latest_year(directory, understanding.symbols)) is not None
+            else []
+        )
+        if years:
+            periods.fiscal_years = [year + periods.shift for year in years]
+            periods.last = None
+            periods.period = periods.period or earlier.get("period")
+            periods.fiscal_quarters = periods.fiscal_quarters or earlier.get("fiscal_quarters", [])
+            understanding.inherited.append("periods")
+    elif not periods.named and earlier:
+        periods.fiscal_years = list(earlier.get("fiscal_years", []))
+        periods.fiscal_quarters = list(earlier.get("fiscal_quarters", []))
+        periods.period = earlier.get("period")
+        periods.last = earlier.get("last")
+        periods.spans_several = bool(earlier.get("spans_several"))
+        understanding.inherited.append("periods")
+    if not understanding.forms and before.get("forms"):
+        understanding.forms = list(before["forms"])
+    if previous.intent and understanding.inherited:
+        # The turn before sets the kind of question unless this one says otherwise.
+        understanding.previous_intent = previous.intent
+
+
+def _entities(understanding: Understanding, directory: CompanyDirectory) -> dict[str, Any]:
+    periods = understanding.periods
+    entities: dict[str, Any] = {
+        "symbols": understanding.symbols,
+        "companies": [
+            entry.display_name
+            for s in understanding.symbols
+            if (entry := directory.get(s)) is not None
+        ],
+        "metrics": understanding.metrics,
+        "fiscal_years": periods.fiscal_years,
+        "named_metrics": understanding.named_metrics,  # named exactly, before fallbacks
+        "periods": {**period_arguments(periods), "spans_several": periods.spans_several},
+        "scores": {k: round(v, 2) for k, v in understanding.ranked[:3] if v > 0},
+    }
+    if understanding.inherited:
+        entities["inherited"] = understanding.inherited
+    matches = understanding.matches
+    if matches.resolutions:
+        entities["metric_resolutions"] = [
+            {
+                "phrase": r.phrase,
+                "metric": r.metric_id,
+                "method": r.method,
+                "confidence": r.confidence,
+            }
+            for r in matches.resolutions
+        ]
+    if matches.unresolved and not understanding.metrics:
+        entities["unknown_metric_phrases"] = matches.unresolved
+    return entities
+
+
+def plan_intent(
+    intent: str, understanding: Understanding, directory: CompanyDirectory, finder: MetricFinder
+) -> RouteDecided:
+    """The tool calls that answer `intent` with what the question (and conversation) gave,
+    or a clarifying question naming what is missing."""
+    question = understanding.question
+    entities = _entities(understanding, directory)
+    symbols, metrics = understanding.symbols, understanding.metrics
+    previous_intent = understanding.previous_intent
+    if (
+        previous_intent in {"price", "filings"}
+        and understanding.inherited
+        and intent in (METRIC_INTENTS | {"clarify", "out_of_scope"})
+        and not (metrics and "metrics" not in understanding.inherited)
+    ):
+        intent = previous_intent
+
+    if intent in METRIC_INTENTS or (intent == "clarify" and metrics):
+        if symbols and metrics:
+            if len(symbols) > 1:
+                intent = "metric_comparison"
+                entities["comparison"] = True
+            elif understanding.periods.spans_several or (
+                understanding.growth and understanding.periods.fiscal_years
+            ):
+                intent = "metric_trend"
+            elif intent not in METRIC_INTENTS:
+                intent = "metric_lookup"
+            arguments = {
+                "symbols": symbols,
+                "metrics": metrics,
+                "period": understanding.periods.period or "annual",
+                **period_arguments(understanding.periods),
+            }
+            return _plan(question, intent, GET_FINANCIAL_METRICS, arguments, entities, directory)
+        return _clarify_metric(understanding, intent, entities, directory, finder)
+
+    if intent == "price":
+        if not symbols:
+            return _pending(
+                question,
+                "price",
+                entities,
+                "Which company's stock price do you mean? "
+                f"finq holds prices for {directory.describe()}.",
+            )
+        calls = []
+        for symbol in symbols[:5]:
+            entry = directory.get(symbol)
+            window = understanding.inherited_window or {
+                key: value.isoformat()
+                for key, value in price_window(
+                    question, entry.latest_price_day if entry else None
+                ).items()
+            }
+            calls.append((GET_PRICES, {"symbol": symbol, **window}))
+            entities["window"] = window
+        return _plan_calls(question, "price", calls, entities, directory)
+
+    if intent == "filings":
+        if not symbols:
+            return _pending(
+                question,
+                "filings",
+                entities,
+                f"Which company's filings do you mean? finq holds {directory.describe()}.",
+            )
+        calls = []
+        for symbol in symbols[:5]:
+            arguments: dict[str, Any] = {"symbol": symbol, "forms": understanding.forms or None}
+            if understanding.periods.fiscal_years:
+                arguments["fiscal_year"] = understanding.periods.fiscal_years[0]
+            if _LATEST_WORDS.search(question) and not _PLURAL_FILINGS.search(question):
+                arguments["limit"] = 1
+            calls.append((GET_RECENT_FILINGS, arguments))
+        entities["forms"] = understanding.forms
+        return _plan_calls(question, "filings", calls, entities, directory)
+
+    if intent == "document_search":
+        arguments = {
+            "query": question[:500],
+            "symbols": symbols or None,
+            "forms": understanding.forms or None,
+        }
+        if understanding.periods.fiscal_years:
+            arguments["fiscal_year"] = understanding.periods.fiscal_years[0]
+        return _plan(question, "document_search", SEARCH_DOCUMENTS, arguments, entities, directory)
+
+    if intent == "definition":
+        defined = metrics or _resolve_term(_definition_term(question), finder)
+        if defined:
+            arguments = {"metrics": defined}
+            return _plan(question, "definition", LIST_METRICS, arguments, entities, directory)
+        entities["term"] = _definition_term(question)
+        entities["capabilities"] = capabilities(directory)
+        return RouteDecided(question=question, intent="definition", entities=entities)
+
+    if intent == "list_metrics":
         category = metric_list_category(question)
         entities["category"] = category
         return _plan(
@@ -466,59 +673,50 @@ def route_question(
             directory,
         )
 
-    if symbols and _FILING_WORDS.search(question):
-        forms = find_forms(question)
-        arguments: dict[str, Any] = {"symbol": symbols[0], "forms": forms or None}
-        if years:
-            arguments["fiscal_year"] = years[0]
-        entities["forms"] = forms
-        return _plan(question, "filings", GET_RECENT_FILINGS, arguments, entities, directory)
+    if intent in {"portfolio_overview", "portfolio_position", "out_of_scope"}:
+        entities["capabilities"] = capabilities(directory)
+        return RouteDecided(question=question, intent=intent, entities=entities)  # type: ignore[arg-type]
 
-    if symbols and _PRICE_WORDS.search(question) and set(exact_metrics) <= PRICE_METRICS:
-        window = price_window(question, years)
-        entities["window"] = {k: v.isoformat() for k, v in window.items()}
-        return _plan(
-            question, "price", GET_PRICES, {"symbol": symbols[0], **window}, entities, directory
-        )
+    return _clarify_metric(understanding, "clarify", entities, directory, finder)
 
-    matches: MetricMatches = finder.find(scan)
-    span_years = find_year_range(_without_dates(question)) or years
-    metrics = growth_metrics(question, matches.metrics, span_years)
-    entities["metrics"] = metrics
-    if matches.resolutions:
-        entities["metric_resolutions"] = [
-            {
-                "phrase": r.phrase,
-                "metric": r.metric_id,
-                "method": r.method,
-                "confidence": r.confidence,
-            }
-            for r in matches.resolutions
-        ]
-    if matches.unresolved and not metrics:
-        entities["unknown_metric_phrases"] = matches.unresolved
-    if len(symbols) > 1 and _COMPARISON_WORDS.search(question):
-        entities["comparison"] = True
 
-    if symbols and metrics:
-        return _plan(
-            question,
-            "metric_lookup",
-            GET_FINANCIAL_METRICS,
-            metric_arguments(question, symbols, metrics, years),
-            entities,
-            directory,
-        )
+def _resolve_term(term: str, finder: MetricFinder) -> list[str]:
+    try:
+        return [finder.resolver.resolve(term).metric_id]
+    except UnknownMetricPhrase:
+        return []
 
+
+def _definition_term(question: str) -> str:
+    match = _DEFINITION_TERM.match(question)
+    term = match.group("term") if match else question
+    return term.strip(" ?.!").strip()
+
+
+def _clarify_metric(
+    understanding: Understanding,
+    intent: str,
+    entities: dict[str, Any],
+    directory: CompanyDirectory,
+    finder: MetricFinder,
+) -> RouteDecided:
+    question, symbols, metrics = (
+        understanding.question,
+        understanding.symbols,
+        understanding.metrics,
+    )
+    pending_intent = intent if intent in METRIC_INTENTS else "metric_lookup"
     if metrics and not symbols:
         labels = " and ".join(mid_sentence(METRICS_BY_ID[m].label) for m in metrics)
         clarifying = f"Which company's {labels} do you mean? finq holds {directory.describe()}."
-    elif symbols and matches.unresolved:
+        return _pending(question, pending_intent, entities, clarifying)
+    if symbols and understanding.matches.unresolved:
         clarifying = (
-            f"{describe_unknown(matches.unresolved[0], finder.resolver)} "
+            f"{describe_unknown(understanding.matches.unresolved[0], finder.resolver)} "
             "Which of them, or which other figure, do you mean?"
         )
-    elif symbols:
+        return _pending(question, pending_intent, entities, clarifying)
+    if symbols:
         names = " and ".join(
             entry.display_name for s in symbols if (entry := directory.get(s)) is not None
         )
@@ -526,13 +724,62 @@ def route_question(
             f"Which figure of {names} would you like? For example {_metric_examples()}, "
             "and a fiscal year."
         )
-    else:
-        clarifying = (
-            f"I did not find a company and a financial figure in that. {capabilities(directory)}."
-        )
-    return RouteDecided(
-        question=question,
-        intent="clarify",
-        clarifying_question=clarifying,
-        entities=entities,
+        return _pending(question, pending_intent, entities, clarifying)
+    clarifying = (
+        f"I did not find a company and a financial figure in that. {capabilities(directory)}."
     )
+    return RouteDecided(
+        question=question, intent="clarify", clarifying_question=clarifying, entities=entities
+    )
+
+
+def _pending(question: str, intent: str, entities: dict[str, Any], clarifying: str) -> RouteDecided:
+    """A clarifying question that remembers what it was about, so a short reply completes it."""
+    entities["pending_intent"] = intent
+    return RouteDecided(
+        question=question, intent="clarify", clarifying_question=clarifying, entities=entities
+    )
+
+
+def _plan(
+    question: str,
+    intent: Intent,
+    tool: str,
+    arguments: dict[str, Any],
+    entities: dict[str, Any],
+    directory: CompanyDirectory,
+) -> RouteDecided:
+    return _plan_calls(question, intent, [(tool, arguments)], entities, directory)
+
+
+def _plan_calls(
+    question: str,
+    intent: Intent,
+    calls: list[tuple[str, dict[str, Any]]],
+    entities: dict[str, Any],
+    directory: CompanyDirectory,
+) -> RouteDecided:
+    """Validate every call against its tool's schema and the intent's whitelist."""
+    tool_calls: list[ToolCall] = []
+    for tool, arguments in calls:
+        if not tool_allowed(intent, tool):
+            raise AssertionError(f"the rules planned {tool} for {intent}")  # a bug, not input
+        try:
+            validated = TOOL_ARGUMENTS[tool].model_validate(arguments)
+        except ValidationError as error:
+            return RouteDecided(
+                question=question,
+                intent="clarify",
+                clarifying_question=(
+                    f"I could not look that up ({error.errors()[0]['msg'].lower()}). "
+                    f"{capabilities(directory)}."
+                ),
+                entities=entities,
+            )
+        tool_calls.append(
+            ToolCall(
+                tool=tool,
+                arguments=validated.model_dump(mode="json", exclude_none=True, by_alias=True),
+            )
+        )
+    return RouteDecided(question=question, intent=intent, tool_calls=tool_calls, entities=entities)

@@ -1,0 +1,126 @@
+"""Answers for definitions, refusals, questions not answered yet, unavailable tools and
+trends: plain sentences that pass the validator, with no number it cannot ground."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from services.answerer.drafting import draft_answer
+from services.answerer.intent_answers import compose_trend, formula_in_words
+from services.validator.finalizing import validate_draft
+from shared.contracts import (
+    Fact,
+    MetricInfo,
+    RouteDecided,
+    ToolCall,
+    ToolError,
+    ToolResult,
+    ToolsCompleted,
+)
+from shared.metric_catalog import METRICS_BY_ID
+
+CAPABILITIES = "finq answers questions about companies' financial figures for Apple (AAPL)."
+
+
+def answer(route: RouteDecided, *results: ToolResult) -> tuple[str, bool]:
+    validated = validate_draft(draft_answer(ToolsCompleted(route=route, results=list(results))))
+    return validated.answer, validated.validation.passed
+
+
+def catalog_entry(metric_id: str) -> MetricInfo:
+    metric = METRICS_BY_ID[metric_id]
+    return MetricInfo(
+        id=metric.id,
+        label=metric.label,
+        category=metric.category,
+        unit=metric.unit,
+        description=metric.description,
+        formula=metric.formula,
+    )
+
+
+def test_formulas_are_said_in_words_without_digits() -> None:
+    assert formula_in_words("gross_profit / revenue * 100") == "gross profit ÷ revenue, in percent"
+    assert formula_in_words("(revenue / revenue[-1] - 1) * 100") == (
+        "(revenue ÷ the previous year's revenue) − one, in percent"
+    )
+
+
+def test_a_definition_gives_the_description_and_formula_and_passes_validation() -> None:
+    route = RouteDecided(
+        question="What is days sales outstanding?",
+        intent="definition",
+        tool_calls=[
+            ToolCall(tool="list_metrics", arguments={"metrics": ["days_sales_outstanding"]})
+        ],
+    )
+    text, passed = answer(
+        route,
+        ToolResult(
+            tool="list_metrics",
+            arguments={},
+            metrics=[catalog_entry("days_sales_outstanding")],
+        ),
+    )
+    assert text.startswith("Days sales outstanding: Average accounts receivable")
+    assert "three hundred and sixty-five" in text
+    assert not any(ch.isdigit() for ch in text)
+    assert passed
+
+
+def test_an_out_of_scope_question_is_refused_saying_what_finq_answers() -> None:
+    route = RouteDecided(
+        question="Tell me a joke",
+        intent="out_of_scope",
+        entities={"capabilities": CAPABILITIES},
+    )
+    text, passed = answer(route)
+    assert text == f"That is outside what finq answers. {CAPABILITIES}"
+    assert passed
+
+
+def test_a_portfolio_question_is_told_it_is_not_answered_yet() -> None:
+    route = RouteDecided(
+        question="How is my portfolio doing?",
+        intent="portfolio_overview",
+        entities={"capabilities": CAPABILITIES},
+    )
+    text, _ = answer(route)
+    assert text.startswith("Portfolio questions are not answered yet")
+
+
+def test_a_document_search_before_the_index_exists_says_so_and_points_to_filings() -> None:
+    route = RouteDecided(
+        question="What did Apple say about risk?",
+        intent="document_search",
+        tool_calls=[ToolCall(tool="search_documents", arguments={"query": "risk"})],
+        entities={"companies": ["Apple"]},
+    )
+    error = ToolError(code="tool_unavailable", message="not available")
+    text, passed = answer(route, ToolResult(tool="search_documents", arguments={}, error=error))
+    assert text.startswith("Searching what filings say is not available")
+    assert "Apple's latest annual report" in text
+    assert passed
+
+
+def fact(year: int, value: float) -> Fact:
+    return Fact(
+        symbol="AAPL",
+        company="Apple",
+        metric="revenue",
+        metric_label="Revenue",
+        period=f"FY{year}",
+        fiscal_year=year,
+        period_end=date(year, 9, 30),
+        value=value,
+        unit="USD",
+        source_id=f"s{year}",
+    )
+
+
+def test_a_trend_names_its_first_last_and_highest_figures() -> None:
+    facts = [fact(2021, 365.8e9), fact(2022, 394.3e9), fact(2023, 383.3e9)]
+    assert compose_trend(facts) == [
+        "From fiscal 2021 to fiscal 2023, Apple's revenue rose from $365.8 billion to "
+        "$383.3 billion; its highest was $394.3 billion in fiscal 2022."
+    ]
