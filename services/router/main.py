@@ -9,7 +9,8 @@ import asyncpg
 import structlog
 
 from services.router.metric_finding import MetricFinder
-from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder, route_question
+from services.router.routing import Router
+from services.router.rules import CompanyDirectory, CompanyEntry, RuleThresholds, metric_finder
 from services.router.settings import RouterSettings
 from shared import subjects
 from shared.bus import Forward, Handler
@@ -101,10 +102,16 @@ async def build_handler(clients: StageClients) -> Handler:
     assert isinstance(settings, RouterSettings)
     directory = await load_directory(pool)
     finder = metric_finder(directory, await load_resolver(pool, settings))
+    router = Router(
+        directory,
+        finder,
+        thresholds=RuleThresholds(
+            settings.router_rules_min_score, settings.router_rules_min_margin
+        ),
+    )
 
     async def handle(envelope: Envelope[QuestionAsked]) -> Forward:
-        asked = envelope.payload
-        route = route_question(asked.question, directory, finder, asked.history)
+        route = await router.route(envelope.payload)
         await keep_alias_log(pool, finder, envelope, route)
         return Forward(subjects.ROUTE_DECIDED, envelope.carry(route))
 

@@ -16,3 +16,7 @@ class RouterSettings(StageSettings):
         default=metric_resolver.EMBEDDING_THRESHOLD, ge=0, le=1
     )
     router_embedding_min_lead: float = Field(default=metric_resolver.EMBEDDING_MIN_LEAD, ge=0, le=1)
+    # Rules decide alone when their best intent scores at least this and leads the runner-up
+    # by the margin; otherwise the classifier, then the LLM (when configured), is asked.
+    router_rules_min_score: float = Field(default=2.5, ge=0)
+    router_rules_min_margin: float = Field(default=1.0, ge=0)
