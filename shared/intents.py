@@ -147,7 +147,7 @@ INTENTS: tuple[IntentDefinition, ...] = (
         tools=frozenset({GET_RECENT_FILINGS}),
         required=("company",),
         cues=(
-            cue(r"\b(?:10-?k|10-?q|8-?k|20-?f|def\s?14a)\b", 1.5),
+            cue(r"\b(?:10-?k|10-?q|8-?k|20-?f)'?s?\b|\bdef\s?14a\b", 1.5),
             cue(r"\bfil(?:e|ed|ing|ings)\b|\bannual reports?\b|\bquarterly reports?\b", 2.0),
             cue(r"\bwhen did\b|\blatest\b|\brecent\b", 0.5),
         ),
@@ -269,7 +269,11 @@ INTENTS: tuple[IntentDefinition, ...] = (
             cue(r"\b(?:system prompt|jailbreak|pretend you are|act as)\b", 4.0),
             cue(r"^\s*(?:hi|hello|hey|thanks|thank you|good (?:morning|evening))\b", 2.0),
             cue(r"\b(?:weather|recipe|poem|joke|song|translate|football|movie)\b", 2.0),
-            cue(r"\bshould i (?:buy|sell|invest)\b|\bwill .* go up\b|\bpredict\b", 2.0),
+            cue(
+                r"\bshould (?:i|we) (?:buy|sell|invest|hold|short)\b|\bwill .* go (?:up|down)\b"
+                r"|\bpredict|\bforecast\b|\bprice target\b|\bgood (?:investment|buy)\b",
+                4.0,
+            ),
         ),
         examples=(
             "Tell me a joke",

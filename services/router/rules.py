@@ -198,21 +198,11 @@ def capabilities(directory: CompanyDirectory) -> str:
     )
 
 
-_PRICE_WORDS = re.compile(
-    r"\b(?:stock|share)\s+price|\bprices?\b|\bclos(?:e|ed|ing)\b|\btrad(?:ed|ing)\b"
-    r"|\bstock\b|\bquote\b",
-    re.IGNORECASE,
-)
-_FILING_WORDS = re.compile(
-    r"\b(?:10-?k|10-?q|8-?k|20-?f|filings?|filed|file|annual reports?|quarterly reports?"
-    r"|proxy statements?|def\s?14a)\b",
-    re.IGNORECASE,
-)
 _FORM_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b10-?k\b|\bannual reports?\b", re.IGNORECASE), "10-K"),
-    (re.compile(r"\b10-?q\b|\bquarterly reports?\b", re.IGNORECASE), "10-Q"),
-    (re.compile(r"\b8-?k\b", re.IGNORECASE), "8-K"),
-    (re.compile(r"\b20-?f\b", re.IGNORECASE), "20-F"),
+    (re.compile(r"\b10-?k'?s?\b|\bannual reports?\b", re.IGNORECASE), "10-K"),
+    (re.compile(r"\b10-?q'?s?\b|\bquarterly reports?\b", re.IGNORECASE), "10-Q"),
+    (re.compile(r"\b8-?k'?s?\b", re.IGNORECASE), "8-K"),
+    (re.compile(r"\b20-?f'?s?\b", re.IGNORECASE), "20-F"),
     (re.compile(r"\bproxy statements?\b|\bdef\s?14a\b", re.IGNORECASE), "DEF 14A"),
 )
 # Catalog metrics that a price question names ("share price"): answered from daily prices.
@@ -229,11 +219,6 @@ _GROWTH_WORDS = re.compile(
     re.IGNORECASE,
 )
 _CAGR_WORDS = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual", re.IGNORECASE)
-_COMPARISON_WORDS = re.compile(
-    r"\b(?:compare[ds]?|comparison|vs\.?|versus|more|less|higher|lower|bigger|larger"
-    r"|smaller|greater|than|which|who)\b",
-    re.IGNORECASE,
-)
 _YOY_FORMULA = re.compile(r"^\((\w+) / \1\[-1\] - 1\) \* 100$")
 _CAGR_FORMULA = re.compile(r"^\(\((\w+) / \1\[-(\d+)\]\) \*\* \(1 / \2\) - 1\) \* 100$")
 # base metric → its year-over-year growth metric; (base, years) → its CAGR metric.
@@ -269,12 +254,6 @@ def growth_metrics(question: str, metrics: list[str], years: list[int]) -> list[
     return chosen
 
 
-_METRIC_LIST_WORDS = re.compile(
-    r"\b(?:what|which|list|show|name)\b.*\b(?:metrics|figures|ratios|measures|kpis)\b"
-    r"|\b(?:list|show)\s+(?:all\s+|the\s+)?(?:metrics|ratios)\b"
-    r"|\bwhat\s+can\s+(?:i|you)\s+ask\b",
-    re.IGNORECASE,
-)
 _CATEGORY_WORDS: dict[str, re.Pattern[str]] = {
     "income_statement": re.compile(r"\bincome[\s-]+statement\b|\bp\s?&\s?l\b", re.I),
     "balance_sheet": re.compile(r"\bbalance[\s-]+sheet\b", re.I),
@@ -334,10 +313,29 @@ class Understanding:
         return sorted(self.scores.items(), key=lambda item: -item[1])
 
 
+# How people ask for a figure without naming it: "how much did Tesla make", "…sell".
+_VERB_METRICS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"\bhow much (?:money |profit )?(?:did|does|do) .+? (?:make|earn)\b", re.I),
+        "net_income",
+    ),
+    (re.compile(r"\bhow much (?:did|does|do) .+? (?:sell|bring in|take in)\b", re.I), "revenue"),
+    (re.compile(r"\bhow (?:much )?profitable (?:was|is)\b", re.I), "net_margin"),
+    (
+        re.compile(r"\bhow many (?:shares|stocks) (?:does|did|do) .+? have\b", re.I),
+        "shares_outstanding",
+    ),
+)
+
+
 def understand(question: str, directory: CompanyDirectory, finder: MetricFinder) -> Understanding:
     symbols = directory.find(question)
     scan = finder.exact(question)
     matches = finder.find(scan)
+    if not matches.metrics:
+        spoken = [metric for pattern, metric in _VERB_METRICS if pattern.search(question)]
+        if spoken:
+            matches = MetricMatches(spoken[:1], [], [])
     latest = _latest_year(directory, symbols)
     periods = find_periods(question, latest)
     metrics = growth_metrics(question, matches.metrics, periods.fiscal_years)
@@ -386,7 +384,8 @@ def score_intents(understanding: Understanding) -> dict[str, float]:
         scores["definition"] -= 3.0
     if figures:
         scores["price"] -= 3.0
-        scores["definition"] += 1.0 if not symbols else 0.0
+        if not symbols and scores["definition"] > 0:
+            scores["definition"] += 1.0
     if understanding.periods.fiscal_years:
         scores["definition"] -= 2.0
     if symbols and figures:
