@@ -209,6 +209,15 @@ def test_a_short_reply_completes_the_pending_clarification() -> None:
     }
 
 
+def test_a_definition_after_a_figure_defines_rather_than_looking_up() -> None:
+    decided = route("What is EBITDA?", route(FIRST))
+    assert decided.intent == "definition"
+    assert arguments(decided) == {"metrics": ["ebitda"]}
+    follow_up = route("what is its EBITDA?", route(FIRST))
+    assert follow_up.intent == "metric_lookup"
+    assert arguments(follow_up)["symbols"] == ["AAPL"]
+
+
 def test_a_new_topic_after_a_refusal_starts_fresh() -> None:
     decided = route("Apple", route("Tell me a joke"))
     assert decided.intent == "clarify"

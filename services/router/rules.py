@@ -464,6 +464,13 @@ _FOLLOW_UP_OPENING = re.compile(
     re.IGNORECASE,
 )
 _PRONOUN = re.compile(r"\b(?:its|their|it|they|them|the company|that company)\b", re.IGNORECASE)
+# "What is EBITDA?" asks what a term means, not for the previous company's figure ("what is
+# the revenue?" and "what is its margin?" do continue the conversation).
+_DEFINITION_SHAPED = re.compile(
+    r"^\s*(?:what(?:'s| is| are| does)|define|explain|meaning of|how is|how are)\s+"
+    r"(?!the\b|its\b|their\b|it\b)",
+    re.IGNORECASE,
+)
 
 
 def inherit_from_previous_turn(
@@ -480,8 +487,10 @@ def inherit_from_previous_turn(
         pending
         or _FOLLOW_UP_OPENING.search(question) is not None
         or _PRONOUN.search(question) is not None
-        or not understanding.symbols
-        or not (understanding.metrics or before.get("metrics") == [])
+        or (
+            not _DEFINITION_SHAPED.search(question)
+            and (not understanding.symbols or not understanding.metrics)
+        )
     )
     if not follow_up:
         return
