@@ -349,7 +349,8 @@ async def bench_baseline(
     dsn: str, levels: list[tuple[int, int]], warmup: int, meter: CpuMeter
 ) -> list[LevelResult]:
     from services.answerer.drafting import draft_answer
-    from services.gateway.app import ANONYMOUS_USER, INSERT_QUESTION_SQL
+    from services.gateway.app import ANONYMOUS_USER
+    from services.gateway.conversations import START_CONVERSATION_SQL, conversation_title
     from services.router.main import load_directory
     from services.router.rules import route_question
     from services.tools.runner import run_route
@@ -365,20 +366,22 @@ async def bench_baseline(
 
         async def attempt(question: str) -> str | None:
             request_id = uuid.uuid4().hex
+            conversation_id = uuid.uuid4().hex
             await pool.execute(
-                INSERT_QUESTION_SQL,
+                START_CONVERSATION_SQL,
                 request_id,
-                uuid.uuid4().hex,
+                conversation_id,
                 ANONYMOUS_USER,
                 question,
                 None,
                 new_deadline(30.0),
+                conversation_title(question),
             )
             route = route_question(question, directory)
             completed = await run_route(pool, route)
             drafted = draft_answer(completed)
             validated = validate_draft(drafted)
-            await record_answer(pool, request_id, 0, validated)
+            await record_answer(pool, request_id, conversation_id, 0, validated)
             if not validated.validation.passed:
                 return f"validation failed: {validated.validation.model_dump_json()[:300]}"
             if validated.needs_clarification:

@@ -284,7 +284,7 @@ def new_deadline(seconds: float) -> datetime:
 # The answer contract of POST /v1/ask; later issues add fields, never remove them.
 class AskRequest(Contract):
     question: str
-    conversation_id: str | None = None
+    conversation_id: str | None = Field(default=None, min_length=1, max_length=100)
 
 
 class AskResponse(BaseModel):
@@ -299,6 +299,41 @@ class AskResponse(BaseModel):
     trace_id: str | None
     # What the router made of the question: intent, the layer that decided, tool calls.
     route: RouteSummary | None = None
+
+
+class ConversationSummary(BaseModel):
+    """One conversation as GET /v1/conversations lists it."""
+
+    id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    message_count: int
+
+
+class ConversationList(BaseModel):
+    conversations: list[ConversationSummary]
+    limit: int
+    offset: int
+
+
+class ConversationMessage(BaseModel):
+    role: Literal["user", "assistant"]
+    content: str
+    intent: str | None = None  # assistant turns: what the router made of the question
+    needs_clarification: bool = False
+    created_at: datetime
+    request_id: str
+
+
+class ConversationDetail(BaseModel):
+    """GET /v1/conversations/{id}: the conversation and its turns in order."""
+
+    id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    messages: list[ConversationMessage]
 
 
 class ErrorBody(BaseModel):

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import asyncpg
 import structlog
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from nats.aio.client import Client as NatsClient
@@ -21,6 +21,14 @@ from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from services.gateway.conversations import (
+    CONTINUE_CONVERSATION_SQL,
+    START_CONVERSATION_SQL,
+    conversation_title,
+    list_conversations,
+    load_history,
+    read_conversation,
+)
 from services.gateway.settings import GatewaySettings
 from services.gateway.waiting import PendingAnswers
 from shared import bus, subjects
@@ -29,6 +37,9 @@ from shared.contracts import (
     AnswerValidated,
     AskRequest,
     AskResponse,
+    ConversationDetail,
+    ConversationList,
+    ConversationTurn,
     Envelope,
     ErrorBody,
     QuestionAsked,
@@ -42,10 +53,6 @@ from shared.telemetry import current_trace_id, extract_context, setup_telemetry,
 ANONYMOUS_USER = "anonymous"
 ReplyEnvelope = Envelope[AnswerValidated | StageFailed]  # type: ignore[valid-type]
 
-INSERT_QUESTION_SQL = """
-INSERT INTO questions (request_id, conversation_id, user_id, question, trace_id, deadline)
-VALUES ($1, $2, $3, $4, $5, $6)
-"""
 ANSWER_BODY_SQL = "SELECT body FROM answers WHERE request_id = $1"
 UNANSWERED_SQL = """
 SELECT q.request_id, q.conversation_id, q.user_id, q.question, q.deadline, q.created_at
@@ -110,7 +117,9 @@ def create_app(settings: GatewaySettings) -> FastAPI:
                 pending=pending,
                 reply_subject=reply_subject,
             )
-            republished = await republish_unanswered(pool, publisher)
+            republished = await republish_unanswered(
+                pool, publisher, settings.gateway_history_turns
+            )
             if republished:
                 log.info("republished unanswered questions", count=republished)
             yield
@@ -160,7 +169,7 @@ async def get_deps(request: Request) -> GatewayDeps:
 
 Deps = Annotated[GatewayDeps, Depends(get_deps)]
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody} for status in (422, 502, 503, 504)
+    status: {"model": ErrorBody} for status in (404, 422, 502, 503, 504)
 }
 
 
@@ -186,6 +195,28 @@ def register_routes(app: FastAPI) -> None:
         # Already validated field by field; serialize once instead of re-validating.
         return Response(answer.model_dump_json(), media_type="application/json")
 
+    @app.get("/v1/conversations", response_model=ConversationList, responses=ERROR_RESPONSES)
+    async def conversations(
+        deps: Deps,
+        limit: Annotated[int, Query(ge=1, le=100)] = 20,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> ConversationList:
+        listed = await list_conversations(deps.pool, ANONYMOUS_USER, limit, offset)
+        return ConversationList(conversations=listed, limit=limit, offset=offset)
+
+    @app.get(
+        "/v1/conversations/{conversation_id}",
+        response_model=ConversationDetail,
+        responses={404: {"model": ErrorBody}},
+    )
+    async def conversation(conversation_id: str, deps: Deps) -> ConversationDetail:
+        found = await read_conversation(deps.pool, conversation_id, ANONYMOUS_USER)
+        if found is None:
+            raise ApiError(
+                404, "conversation_not_found", f"no conversation {conversation_id!r} of yours"
+            )
+        return found
+
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
@@ -204,7 +235,7 @@ def register_routes(app: FastAPI) -> None:
         return JSONResponse({"status": "ready", "nats": "ok", "postgres": "ok"})
 
 
-async def republish_unanswered(pool: asyncpg.Pool, publisher: bus.Publisher) -> int:
+async def republish_unanswered(pool: asyncpg.Pool, publisher: bus.Publisher, turns: int = 0) -> int:
     """Publish again every question still in its deadline with no answer row.
 
     The same Nats-Msg-Id is used, so a question the stream already holds is
@@ -213,13 +244,14 @@ async def republish_unanswered(pool: asyncpg.Pool, publisher: bus.Publisher) -> 
     """
     rows = await pool.fetch(UNANSWERED_SQL)
     for row in rows:
+        history = await load_history(pool, row["conversation_id"], row["request_id"], turns)
         envelope = Envelope[QuestionAsked](
             request_id=row["request_id"],
             conversation_id=row["conversation_id"],
             user_id=row["user_id"],
             deadline=row["deadline"],
             created_at=row["created_at"],
-            payload=QuestionAsked(question=row["question"]),
+            payload=QuestionAsked(question=row["question"], history=history),
         )
         await publisher.publish(subjects.QUESTION_ASKED, envelope)
     return len(rows)
@@ -233,23 +265,46 @@ async def ask_question(
     structlog.contextvars.bind_contextvars(
         request_id=request_id, stage=subjects.Stage.GATEWAY.value, trace_id=trace_id
     )
+    user_id = ANONYMOUS_USER
+    deadline = new_deadline(deps.settings.gateway_deadline_seconds)
+    history: list[ConversationTurn] = []
+    # The question (and its turn) is durable before anything else can happen to it.
+    if conversation_id is None:
+        conversation_id = uuid.uuid4().hex
+        await deps.pool.execute(
+            START_CONVERSATION_SQL,
+            request_id,
+            conversation_id,
+            user_id,
+            question,
+            trace_id,
+            deadline,
+            conversation_title(question),
+        )
+    else:
+        found = await deps.pool.fetchval(
+            CONTINUE_CONVERSATION_SQL,
+            request_id,
+            conversation_id,
+            user_id,
+            question,
+            trace_id,
+            deadline,
+        )
+        if not found:
+            raise ApiError(
+                404, "conversation_not_found", f"no conversation {conversation_id!r} of yours"
+            )
+        history = await load_history(
+            deps.pool, conversation_id, request_id, deps.settings.gateway_history_turns
+        )
     envelope = Envelope[QuestionAsked](
         request_id=request_id,
-        conversation_id=conversation_id or uuid.uuid4().hex,
-        user_id=ANONYMOUS_USER,
-        deadline=new_deadline(deps.settings.gateway_deadline_seconds),
+        conversation_id=conversation_id,
+        user_id=user_id,
+        deadline=deadline,
         reply_to=deps.reply_subject,
-        payload=QuestionAsked(question=question),
-    )
-    # The question is durable before anything else can happen to it.
-    await deps.pool.execute(
-        INSERT_QUESTION_SQL,
-        request_id,
-        envelope.conversation_id,
-        envelope.user_id,
-        question,
-        trace_id,
-        envelope.deadline,
+        payload=QuestionAsked(question=question, history=history),
     )
     waiting = deps.pending.expect(request_id)
     try:

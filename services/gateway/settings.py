@@ -14,3 +14,6 @@ class GatewaySettings(FinqSettings):
     gateway_deadline_seconds: float = Field(default=30.0, gt=0, le=600)
     # Names this instance's reply subject; empty means a fresh id per start.
     gateway_instance: str = ""
+    # How many earlier turns of a conversation go with each question, so a follow-up can
+    # inherit what it leaves out.
+    gateway_history_turns: int = Field(default=6, ge=0, le=50)

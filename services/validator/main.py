@@ -16,7 +16,9 @@ async def build_handler(clients: StageClients) -> Handler:
 
     async def handle(envelope: Envelope[AnswerDrafted]) -> Reply:
         validated = validate_draft(envelope.payload)
-        await record_answer(pool, envelope.request_id, envelope.attempt, validated)
+        await record_answer(
+            pool, envelope.request_id, envelope.conversation_id, envelope.attempt, validated
+        )
         return Reply(envelope.carry(validated))
 
     return handle  # type: ignore[return-value]
