@@ -3,8 +3,6 @@ comparisons, the metric list, unknown names, and aliases learned from a conversa
 
 from __future__ import annotations
 
-import uuid
-
 import asyncpg
 import httpx
 import pytest
@@ -69,8 +67,8 @@ async def test_a_fallback_reading_confirmed_in_its_conversation_becomes_a_learne
     client: httpx.AsyncClient, finq: RunningFinq
 ) -> None:
     phrase = "net incme"  # a slip no other test types, so its rows are this test's own
-    conversation = uuid.uuid4().hex
-    first = await ask(client, f"Apple {phrase} FY2023", conversation)
+    first = await ask(client, f"Apple {phrase} FY2023")
+    conversation = first["conversation_id"]
     assert "I read 'net incme' as net income" in first["answer"]
     db = await asyncpg.connect(finq.servers.postgres.dsn)
     try:
