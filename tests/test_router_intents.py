@@ -222,3 +222,24 @@ def test_a_new_topic_after_a_refusal_starts_fresh() -> None:
     decided = route("Apple", route("Tell me a joke"))
     assert decided.intent == "clarify"
     assert decided.tool_calls == []
+
+
+@pytest.mark.parametrize(
+    ("question", "symbols"),
+    [
+        ("nvidea revenue 2024", ["NVDA"]),
+        ("appel net income fy2023", ["AAPL"]),
+        ("what was telsa's gross margin in 2023", ["TSLA"]),
+        ("googel vs appel revenue 2023", ["GOOGL", "AAPL"]),
+    ],
+)
+def test_misspelt_company_names_are_read_and_the_reading_is_kept(
+    question: str, symbols: list[str]
+) -> None:
+    decided = route(question)
+    assert arguments(decided)["symbols"] == symbols
+    assert decided.entities["company_corrections"]
+
+
+def test_ordinary_words_near_a_company_name_are_left_alone() -> None:
+    assert DIRECTORY.correct("how do I apply for a loan") == ("how do I apply for a loan", {})

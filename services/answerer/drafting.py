@@ -24,13 +24,17 @@ from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 
 
 def reading_note(entities: dict[str, Any]) -> str:
-    """ "I read 'gross margn' as gross margin." for metrics only a fallback understood, so
-    the user can see, and correct, what was assumed."""
+    """ "I read 'gross margn' as gross margin." for metrics only a fallback understood, and
+    misspelt company names, so the user can see, and correct, what was assumed."""
     readings = [
         f"{r['phrase']!r} as {mid_sentence(METRICS_BY_ID[r['metric']].label)}"
         for r in entities.get("metric_resolutions", [])
         if r["metric"] in METRICS_BY_ID
     ]
+    companies = dict(zip(entities.get("symbols", []), entities.get("companies", []), strict=False))
+    for written, name in entities.get("company_corrections", {}).items():
+        display = next((c for c in companies.values() if c.lower() == name), name.title())
+        readings.append(f"{written!r} as {display}")
     return f"I read {' and '.join(readings)}. " if readings else ""
 
 

@@ -14,6 +14,7 @@ from datetime import date
 from typing import Any, Protocol
 
 from pydantic import ValidationError
+from rapidfuzz.distance import OSA
 
 from services.router.metric_finding import MetricFinder, MetricMatches, describe_unknown
 from services.router.periods import (
@@ -82,6 +83,8 @@ TICKER_STOP_WORDS = frozenset(
     }
 )
 
+# Words one edit from a company name that are ordinary English in a finance question.
+_NOT_COMPANY_TYPOS = frozenset({"apply", "applet", "amazing", "metal", "meter", "teslas"})
 _DOLLAR_TICKER = re.compile(r"\$([A-Za-z][A-Za-z.]{0,9})\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z.]*[A-Za-z]|[A-Za-z]")
 
@@ -116,6 +119,15 @@ class CompanyDirectory:
             else None
         )
         object.__setattr__(self, "_name_pattern", pattern)
+        object.__setattr__(
+            self,
+            "_one_word_names",
+            {
+                name: symbol
+                for name, symbol in by_name.items()
+                if " " not in name and len(name) >= 5
+            },
+        )
 
     def get(self, symbol: str) -> CompanyEntry | None:
         return self._by_symbol.get(symbol)  # type: ignore[attr-defined]
@@ -146,6 +158,28 @@ class CompanyDirectory:
             if symbol not in ordered:
                 ordered.append(symbol)
         return ordered
+
+    def correct(self, text: str) -> tuple[str, dict[str, str]]:
+        """The text with misspelt company names put right ("nvidea" → "nvidia", "telsa" →
+        "tesla"), and what was corrected. Only words of five letters or more one edit away
+        (two from eight letters) from a one-word name count, so ordinary words stay."""
+        names: dict[str, str] = self._one_word_names  # type: ignore[attr-defined]
+        corrections: dict[str, str] = {}
+
+        def fix(match: re.Match[str]) -> str:
+            word = match.group(0)
+            lower = word.lower()
+            if len(lower) < 5 or lower in names or lower in _NOT_COMPANY_TYPOS:
+                return word
+            allowed = 2 if len(lower) >= 8 else 1
+            for name in names:
+                if abs(len(name) - len(lower)) <= allowed and OSA.distance(lower, name) <= allowed:
+                    corrections[word] = name
+                    return name
+            return word
+
+        corrected = _WORD.sub(fix, text) if names else text
+        return corrected, corrections
 
     def describe(self) -> str:
         return ", ".join(f"{e.display_name} ({e.symbol})" for e in self.entries)
@@ -302,6 +336,7 @@ class Understanding:
     periods: Periods
     forms: list[str]
     growth: bool = False
+    corrections: dict[str, str] = field(default_factory=dict)  # misspelt company names
     # Slots a follow-up took from the conversation rather than from this question.
     inherited: list[str] = field(default_factory=list)
     inherited_window: dict[str, str] | None = None  # a price follow-up's days
@@ -329,8 +364,9 @@ _VERB_METRICS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def understand(question: str, directory: CompanyDirectory, finder: MetricFinder) -> Understanding:
-    symbols = directory.find(question)
-    scan = finder.exact(question)
+    corrected, corrections = directory.correct(question)
+    symbols = directory.find(corrected)
+    scan = finder.exact(corrected)
     matches = finder.find(scan)
     if not matches.metrics:
         spoken = [metric for pattern, metric in _VERB_METRICS if pattern.search(question)]
@@ -348,6 +384,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         periods=periods,
         forms=find_forms(question),
         growth=metrics != matches.metrics or bool(_GROWTH_WORDS.search(question)),
+        corrections=corrections,
     )
 
 
@@ -556,6 +593,8 @@ def _entities(understanding: Understanding, directory: CompanyDirectory) -> dict
     }
     if understanding.inherited:
         entities["inherited"] = understanding.inherited
+    if understanding.corrections:
+        entities["company_corrections"] = understanding.corrections
     matches = understanding.matches
     if matches.resolutions:
         entities["metric_resolutions"] = [
