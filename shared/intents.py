@@ -171,6 +171,7 @@ INTENTS: tuple[IntentDefinition, ...] = (
                 1.5,
             ),
             cue(r"\b(?:according to|in (?:its|the) (?:10-?k|10-?q|annual report|filing))\b", 1.0),
+            cue(r"\b(?:summari[sz]e|summary|overview of|highlights|key points)\b", 2.0),
         ),
         examples=(
             "What did {company} say about supply-chain risk in its {year} {form}?",
@@ -207,7 +208,7 @@ INTENTS: tuple[IntentDefinition, ...] = (
         cues=(
             cue(r"\b(?:metrics|figures|ratios|measures|kpis)\b", 1.0),
             cue(r"\b(?:list|which|what)\b.*\b(?:metrics|ratios|kpis)\b", 2.0),
-            cue(r"\bwhat can (?:i|you) ask\b", 2.0),
+            cue(r"\bwhat can (?:i|you) (?:ask|answer|do)\b|\bwhat do you know\b", 3.0),
         ),
         examples=(
             "Which metrics can I ask about?",
@@ -247,6 +248,8 @@ INTENTS: tuple[IntentDefinition, ...] = (
         ),
         cues=(
             cue(r"\bmy (?:\w+\s+)?(?:position|shares|stake|stock|lot)s?\b", 3.0),
+            cue(r"\bmy (?:cost basis|average cost|gains?|losses|p&l|unrealized|realized)\b", 3.0),
+            cue(r"\b(?:did|do) (?:i|we) (?:pay|buy|sell|own|hold)\b", 2.5),
             cue(r"\b(?:i|we) (?:own|hold|bought|sold)\b", 2.0),
         ),
         examples=(
@@ -272,7 +275,7 @@ INTENTS: tuple[IntentDefinition, ...] = (
             cue(
                 r"\bshould (?:i|we) (?:buy|sell|invest|hold|short)\b|\bwill .* go (?:up|down)\b"
                 r"|\bpredict|\bforecast\b|\bprice target\b|\bgood (?:investment|buy)\b",
-                4.0,
+                5.0,
             ),
         ),
         examples=(

@@ -701,6 +701,10 @@ def plan_intent(
 
     if intent == "definition":
         defined = metrics or _resolve_term(_definition_term(question), finder)
+        if not defined and not _is_term_question(question):
+            # "What's going on with the economy?" is not asking what a term means.
+            entities["capabilities"] = capabilities(directory)
+            return RouteDecided(question=question, intent="out_of_scope", entities=entities)
         if defined:
             arguments = {"metrics": defined}
             return _plan(question, "definition", LIST_METRICS, arguments, entities, directory)
@@ -732,6 +736,22 @@ def _resolve_term(term: str, finder: MetricFinder) -> list[str]:
         return [finder.resolver.resolve(term).metric_id]
     except UnknownMetricPhrase:
         return []
+
+
+_STRONG_DEFINITION = re.compile(
+    r"\b(?:mean|means|meaning|define|definition|stand for|explain)\b", re.IGNORECASE
+)
+
+
+def _is_term_question(question: str) -> bool:
+    """A question about what a term is: said outright ("define…", "what does X mean"), or
+    "what is X?" where X is a short name rather than a sentence."""
+    if _STRONG_DEFINITION.search(question):
+        return True
+    return (
+        _DEFINITION_TERM.match(question) is not None
+        and len(_definition_term(question).split()) <= 3
+    )
 
 
 def _definition_term(question: str) -> str:
