@@ -42,6 +42,10 @@ from shared.telemetry import current_trace_id, inject_headers, process_span, sen
 log = structlog.get_logger("finq.bus")
 
 MSG_ID_HEADER = "Nats-Msg-Id"
+# JetStream's error code for "subjects overlap with an existing stream".
+SUBJECTS_OVERLAP = 10065
+# Streams finq has ever created start with this; others are never deleted.
+LEGACY_STREAM_PREFIX = "FINQ"
 # Repeated publishes of one Nats-Msg-Id within this window are dropped by the server.
 DUPLICATE_WINDOW_SECONDS = 300.0
 DEAD_LETTER_MAX_AGE_SECONDS = 14 * 24 * 3600.0
@@ -95,8 +99,26 @@ async def ensure_streams(js: JetStreamContext) -> None:
     for config in configs:
         try:
             await js.add_stream(config)
-        except BadRequestError:
-            await js.update_stream(config)
+        except BadRequestError as error:
+            if error.err_code != SUBJECTS_OVERLAP:
+                await js.update_stream(config)
+                continue
+            await _retire_overlapping_streams(js, config)
+            await js.add_stream(config)
+
+
+async def _retire_overlapping_streams(js: JetStreamContext, config: StreamConfig) -> None:
+    """Delete the streams of an older finq layout (one shared stream over `finq.v1.>`) that
+    hold this stream's subjects. What they still held is not lost: every question is in
+    PostgreSQL and a gateway republishes the unanswered ones at start."""
+    for subject in config.subjects or []:
+        try:
+            name = await js.find_stream_name_by_subject(subject)
+        except NotFoundError:
+            continue
+        if name != config.name and name.startswith(LEGACY_STREAM_PREFIX):
+            log.warning("deleting a stream of an older layout", stream=name, subject=subject)
+            await js.delete_stream(name)
 
 
 def encode(envelope: Envelope[Any]) -> bytes:

@@ -245,3 +245,24 @@ async def test_a_message_past_its_deadline_is_acked_without_work(nc: NatsClient)
         await wait_until(lambda: _acked(nc, Stage.ROUTER))
     assert calls == 0
     assert await stream_count(nc, subjects.ROUTE_DECIDED) == 0
+
+
+async def test_a_stream_of_an_older_layout_gives_way_to_the_stage_streams(
+    tmp_path: Path,
+) -> None:
+    # Its own server: the streams of the module's server are in use by other tests.
+    server = NatsServer(tmp_path / "nats", free_port())
+    server.start()
+    try:
+        nc = await bus.connect(server.url, name="legacy-test")
+        try:
+            js = nc.jetstream()
+            await js.add_stream(name="FINQ_V1", subjects=["finq.v1.>"])
+            await bus.ensure_streams(js)
+            names = {info.config.name for info in await js.streams_info()}
+        finally:
+            await nc.close()
+    finally:
+        server.stop()
+    assert "FINQ_V1" not in names
+    assert set(subjects.STAGE_STREAMS.values()) <= names
