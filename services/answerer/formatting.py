@@ -16,6 +16,7 @@ import ast
 from functools import lru_cache
 
 from shared.contracts import Citation, Fact, FormulaInput, Source
+from shared.english import possessive
 from shared.metric_catalog import mid_sentence
 
 # Rounding we allow ourselves when shortening a figure, relative to its value. Half the
@@ -86,12 +87,6 @@ def format_value(value: float, unit: str) -> str:
     if unit == "days":
         return f"{_fixed(value, 1)} days"
     return f"{_fixed(value, 2)} {unit}"
-
-
-def possessive(name: str) -> str:
-    """ "NVIDIA's", "Apple's", "Walgreens'"; only a lowercase final s takes the bare
-    apostrophe, since acronyms ending in S ("AWS's") keep the full form."""
-    return f"{name}'" if name.endswith("s") else f"{name}'s"
 
 
 def _when(fact: Fact) -> str:

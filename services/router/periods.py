@@ -237,6 +237,9 @@ def find_periods(text: str, latest_year: int | None = None) -> Periods:
         periods.last = count * (4 if periods.period == "quarterly" and unit == "years" else 1)
     elif periods.period == "quarterly" and _LATEST_QUARTER_PATTERN.search(text):
         periods.last = 1
+    elif _LATEST_YEAR_PATTERN.search(text) and latest_year is not None and periods.period:
+        # "revenue by quarter last year": the quarters of the latest fiscal year held.
+        periods.fiscal_years = [latest_year]
     elif periods.period == "quarterly" and not quarters:
         # "quarterly revenue" with no period: the last four quarters held.
         periods.last = 4

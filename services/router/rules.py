@@ -375,6 +375,9 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
     latest = _latest_year(directory, symbols)
     periods = find_periods(question, latest)
     metrics = growth_metrics(question, matches.metrics, periods.fiscal_years)
+    if _CAGR_WORDS.search(question) and periods.last and periods.period in (None, "annual"):
+        # "CAGR over the last five years" is one figure: the latest five-year CAGR.
+        periods.last, periods.spans_several = 1, False
     return Understanding(
         question=question,
         symbols=symbols,

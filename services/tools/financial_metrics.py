@@ -9,6 +9,7 @@ from typing import Any
 from services.tools.holdings import describe_holdings
 from services.tools.sql import Fetcher
 from shared.contracts import Fact, FormulaInput, Source, ToolResult
+from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
 
@@ -227,11 +228,13 @@ def describe_missing(
             if span is None:
                 if symbol in holdings:
                     company, what = holdings[symbol]
-                    missing.append(f"{company}'s {kind}{label} ({what})")
+                    missing.append(f"{possessive(company)} {kind}{label} ({what})")
                 elif symbol in names:
-                    missing.append(f"{company}'s {kind}{label} (none held for {symbol})")
+                    missing.append(f"{possessive(company)} {kind}{label} (none held for {symbol})")
                 else:
-                    missing.append(f"{symbol}'s {kind}{label} (finq knows no such company)")
+                    missing.append(
+                        f"{possessive(symbol)} {kind}{label} (finq knows no such company)"
+                    )
                 continue
             available = f"held: fiscal {span['first_year']} to {span['latest_year']}"
             for year in args.fiscal_years or []:
@@ -240,9 +243,11 @@ def describe_missing(
                     for quarter in wanted_quarters:
                         if quarter not in got:
                             missing.append(
-                                f"{company}'s {kind}{label} in Q{quarter} of fiscal {year} "
-                                f"({available})"
+                                f"{possessive(company)} {kind}{label} in Q{quarter} of fiscal "
+                                f"{year} ({available})"
                             )
                 elif not got:
-                    missing.append(f"{company}'s {kind}{label} in fiscal {year} ({available})")
+                    missing.append(
+                        f"{possessive(company)} {kind}{label} in fiscal {year} ({available})"
+                    )
     return missing

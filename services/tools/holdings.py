@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.tools.sql import Fetcher
+from shared.english import possessive
 
 # Only on the no-data path, so it is a second trip only when an answer is already "no".
 HOLDINGS_SQL = """
@@ -32,7 +33,7 @@ def describe_row(row: Any) -> str:
         held.append(f"its SEC filings index, filed {row['first_filed']} to {row['last_filed']}")
     if not held:
         return f"finq holds nothing else for {row['display_name']} ({row['symbol']})"
-    return f"finq holds {row['display_name']}'s " + ", ".join(held)
+    return f"finq holds {possessive(row['display_name'])} " + ", ".join(held)
 
 
 async def describe_holdings(db: Fetcher, symbols: list[str]) -> dict[str, tuple[str, str]]:
