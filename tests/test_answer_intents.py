@@ -7,10 +7,10 @@ from datetime import date
 
 from services.answerer.drafting import draft_answer
 from services.answerer.intent_answers import compose_trend, formula_in_words
+from services.tools.metric_listing import metric_info
 from services.validator.finalizing import validate_draft
 from shared.contracts import (
     Fact,
-    MetricInfo,
     RouteDecided,
     ToolCall,
     ToolError,
@@ -25,18 +25,6 @@ CAPABILITIES = "finq answers questions about companies' financial figures for Ap
 def answer(route: RouteDecided, *results: ToolResult) -> tuple[str, bool]:
     validated = validate_draft(draft_answer(ToolsCompleted(route=route, results=list(results))))
     return validated.answer, validated.validation.passed
-
-
-def catalog_entry(metric_id: str) -> MetricInfo:
-    metric = METRICS_BY_ID[metric_id]
-    return MetricInfo(
-        id=metric.id,
-        label=metric.label,
-        category=metric.category,
-        unit=metric.unit,
-        description=metric.description,
-        formula=metric.formula,
-    )
 
 
 def test_formulas_are_said_in_words_without_digits() -> None:
@@ -59,7 +47,7 @@ def test_a_definition_gives_the_description_and_formula_and_passes_validation() 
         ToolResult(
             tool="list_metrics",
             arguments={},
-            metrics=[catalog_entry("days_sales_outstanding")],
+            metrics=[metric_info(METRICS_BY_ID["days_sales_outstanding"])],
         ),
     )
     assert text.startswith("Days sales outstanding: Average accounts receivable")

@@ -269,28 +269,13 @@ async def ask_question(
     deadline = new_deadline(deps.settings.gateway_deadline_seconds)
     history: list[ConversationTurn] = []
     # The question (and its turn) is durable before anything else can happen to it.
-    if conversation_id is None:
-        conversation_id = uuid.uuid4().hex
-        await deps.pool.execute(
-            START_CONVERSATION_SQL,
-            request_id,
-            conversation_id,
-            user_id,
-            question,
-            trace_id,
-            deadline,
-            conversation_title(question),
-        )
+    new_conversation = conversation_id is None
+    conversation_id = conversation_id or uuid.uuid4().hex
+    row = (request_id, conversation_id, user_id, question, trace_id, deadline)
+    if new_conversation:
+        await deps.pool.execute(START_CONVERSATION_SQL, *row, conversation_title(question))
     else:
-        found = await deps.pool.fetchval(
-            CONTINUE_CONVERSATION_SQL,
-            request_id,
-            conversation_id,
-            user_id,
-            question,
-            trace_id,
-            deadline,
-        )
+        found = await deps.pool.fetchval(CONTINUE_CONVERSATION_SQL, *row)
         if not found:
             raise ApiError(
                 404, "conversation_not_found", f"no conversation {conversation_id!r} of yours"

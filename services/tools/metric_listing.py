@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from services.tools.sql import Fetcher
 from shared.contracts import MetricInfo, ToolResult
-from shared.metric_catalog import CATALOG
+from shared.metric_catalog import CATALOG, Metric
 from shared.tool_schemas import LIST_METRICS, ListMetricsArgs
+
+
+def metric_info(metric: Metric) -> MetricInfo:
+    return MetricInfo(
+        id=metric.id,
+        label=metric.label,
+        category=metric.category,
+        unit=metric.unit,
+        description=metric.description,
+        formula=metric.formula,
+        aliases=list(metric.aliases),
+    )
 
 
 async def list_metrics(db: Fetcher, args: ListMetricsArgs) -> ToolResult:
@@ -15,15 +27,7 @@ async def list_metrics(db: Fetcher, args: ListMetricsArgs) -> ToolResult:
         tool=LIST_METRICS,
         arguments=args.model_dump(exclude_none=True),
         metrics=[
-            MetricInfo(
-                id=metric.id,
-                label=metric.label,
-                category=metric.category,
-                unit=metric.unit,
-                description=metric.description,
-                formula=metric.formula,
-                aliases=list(metric.aliases),
-            )
+            metric_info(metric)
             for metric in CATALOG
             if (args.category is None or metric.category == args.category)
             and (args.metrics is None or metric.id in args.metrics)
