@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
@@ -34,6 +34,8 @@ class StageClients:
     publisher: bus.Publisher
     pool: asyncpg.Pool | None
     settings: StageSettings
+    # What a handler builder opens beyond these (an LLM client) is closed here at shutdown.
+    cleanup: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
 
 
 HandlerBuilder = Callable[[StageClients], Awaitable[bus.Handler]]
@@ -70,6 +72,7 @@ async def serve_stage(
     provider = setup_telemetry(f"finq-{stage.value}")
     nc = await bus.connect(settings.nats_url, name=f"finq-{stage.value}")
     pool: asyncpg.Pool | None = None
+    cleanup = contextlib.AsyncExitStack()
     try:
         js = nc.jetstream()
         await bus.ensure_streams(js)
@@ -78,7 +81,7 @@ async def serve_stage(
                 settings.database_url, settings.db_pool_min, settings.db_pool_max
             )
         publisher = bus.Publisher(nc, js, stage)
-        clients = StageClients(nc, js, publisher, pool, settings)
+        clients = StageClients(nc, js, publisher, pool, settings, cleanup)
         consumer = bus.StageConsumer(
             nc=nc,
             js=js,
@@ -98,6 +101,7 @@ async def serve_stage(
     finally:
         with contextlib.suppress(Exception):
             await nc.drain()
+        await cleanup.aclose()
         if pool is not None:
             await pool.close()
         provider.shutdown()

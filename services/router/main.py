@@ -7,10 +7,18 @@ import asyncio
 
 import asyncpg
 import structlog
+from openai import AsyncOpenAI
 
+from services.router.llm_selection import LlmToolSelector
 from services.router.metric_finding import MetricFinder
 from services.router.routing import Router
-from services.router.rules import CompanyDirectory, CompanyEntry, RuleThresholds, metric_finder
+from services.router.rules import (
+    CompanyDirectory,
+    CompanyEntry,
+    RuleThresholds,
+    capabilities,
+    metric_finder,
+)
 from services.router.settings import RouterSettings
 from shared import subjects
 from shared.bus import Forward, Handler
@@ -102,9 +110,21 @@ async def build_handler(clients: StageClients) -> Handler:
     assert isinstance(settings, RouterSettings)
     directory = await load_directory(pool)
     finder = metric_finder(directory, await load_resolver(pool, settings))
+    selector = None
+    if settings.llm_configured:
+        client = AsyncOpenAI(
+            api_key=settings.openai_api_key,
+            base_url=settings.openai_base_url,
+            timeout=settings.router_llm_timeout_seconds,
+            max_retries=0,
+        )
+        clients.cleanup.push_async_callback(client.close)
+        selector = LlmToolSelector(client, settings.openai_model, capabilities(directory))
+        log.info("LLM tool selection on", model=settings.openai_model)
     router = Router(
         directory,
         finder,
+        selector=selector,
         thresholds=RuleThresholds(
             settings.router_rules_min_score, settings.router_rules_min_margin
         ),

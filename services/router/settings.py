@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from shared import metric_resolver
 from shared.settings import StageSettings
@@ -20,3 +20,20 @@ class RouterSettings(StageSettings):
     # by the margin; otherwise the classifier, then the LLM (when configured), is asked.
     router_rules_min_score: float = Field(default=2.5, ge=0)
     router_rules_min_margin: float = Field(default=1.0, ge=0)
+    # Layer 3, only when a key is set: any OpenAI-compatible server (OpenAI, vLLM, Ollama).
+    openai_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "FINQ_OPENAI_API_KEY")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "FINQ_OPENAI_BASE_URL")
+    )
+    openai_model: str = Field(
+        default="gpt-4o-mini", validation_alias=AliasChoices("OPENAI_MODEL", "FINQ_OPENAI_MODEL")
+    )
+    # A slow model must not hold a question past its deadline: on timeout the rules' reading
+    # stands.
+    router_llm_timeout_seconds: float = Field(default=8.0, gt=0, le=120)
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.openai_api_key)

@@ -1,0 +1,122 @@
+"""A scripted OpenAI-protocol server on loopback, for driving finq's LLM paths through the
+real `openai` client: POST /v1/chat/completions answers from a queue of scripted replies
+(text, tool calls, a delay, an HTTP error) and records every request it received."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from services.control.servers import free_port
+
+
+@dataclass
+class ScriptedReply:
+    """One chat completion: assistant text, or tool calls as (name, arguments) where the
+    arguments are a dict (sent as JSON) or a raw string (to send malformed JSON)."""
+
+    content: str | None = None
+    tool_calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
+    delay_seconds: float = 0.0
+    status: int = 200  # anything else is sent as an OpenAI-style error body
+    prompt_tokens: int = 50
+    completion_tokens: int = 10
+
+
+class OpenAIStandIn:
+    """`async with OpenAIStandIn([ScriptedReply(...)]) as server:` then point an
+    `openai.AsyncOpenAI(base_url=server.base_url, api_key="test")` at it."""
+
+    def __init__(self, replies: list[ScriptedReply]) -> None:
+        self.replies = list(replies)
+        self.requests: list[dict[str, Any]] = []
+        self.port = free_port()
+        self._ids = itertools.count(1)
+        app = Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        self._server = uvicorn.Server(config)
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def __aenter__(self) -> OpenAIStandIn:
+        self._task = asyncio.create_task(self._server.serve())
+        while not self._server.started:
+            if self._task.done():
+                await self._task  # raises what stopped it
+            await asyncio.sleep(0.01)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._server.should_exit = True
+        if self._task is not None:
+            await self._task
+
+    async def _complete(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        self.requests.append(body)
+        if not self.replies:
+            return JSONResponse(
+                {"error": {"message": "no scripted reply left", "type": "server_error"}},
+                status_code=500,
+            )
+        reply = self.replies.pop(0)
+        if reply.delay_seconds:
+            await asyncio.sleep(reply.delay_seconds)
+        if reply.status != 200:
+            return JSONResponse(
+                {"error": {"message": "scripted failure", "type": "server_error"}},
+                status_code=reply.status,
+            )
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{next(self._ids)}",
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": arguments
+                        if isinstance(arguments, str)
+                        else json.dumps(arguments),
+                    },
+                }
+                for name, arguments in reply.tool_calls
+            ]
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{next(self._ids)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", "scripted"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": reply.prompt_tokens,
+                    "completion_tokens": reply.completion_tokens,
+                    "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                },
+            }
+        )
