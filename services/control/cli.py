@@ -373,6 +373,29 @@ def command_data_check(args: argparse.Namespace, settings: ControlSettings) -> i
     return 1 if report.errors else 0
 
 
+def command_train_router(args: argparse.Namespace, _: ControlSettings) -> int:
+    from services.router.intent_classifier import ARTIFACTS_DIR
+    from services.router.intent_training import DEFAULT_PER_TEMPLATE, DEFAULT_SEED, train
+    from shared.metric_resolver import MiniLMEmbedder
+
+    out = Path(args.out) if args.out else ARTIFACTS_DIR
+    print("loading MiniLM…", flush=True)
+    embedder = MiniLMEmbedder.load()
+    _, report = train(
+        embedder,
+        seed=DEFAULT_SEED if args.seed is None else args.seed,
+        per_template=args.size or DEFAULT_PER_TEMPLATE,
+        out=out,
+    )
+    print(f"seed {report.seed}; examples " + ", ".join(f"{k} {v}" for k, v in report.sizes.items()))
+    print("accuracy " + ", ".join(f"{k} {v:.1%}" for k, v in report.accuracy.items()))
+    print("test accuracy per intent (templates never seen in training):")
+    for intent, accuracy in report.per_intent_test.items():
+        print(f"  {intent:20} {accuracy:.1%}")
+    print(f"wrote {out} in {report.seconds:.1f} s")
+    return 0
+
+
 def command_aliases(args: argparse.Namespace, settings: ControlSettings) -> int:
     """`finq aliases`: the metric phrases users typed that the catalog did not know."""
     import asyncpg
@@ -502,6 +525,15 @@ def build_parser() -> argparse.ArgumentParser:
     aliases.add_argument("--limit", type=int, default=50)
     aliases.add_argument("--json", action="store_true")
     aliases.set_defaults(run=command_aliases)
+
+    train = commands.add_parser("train", help="train finq's models")
+    train_kinds = train.add_subparsers(dest="model", required=True)
+    router = train_kinds.add_parser("router", help="the router's intent classifier")
+    # Defaults live with the training code, which is only imported when training runs.
+    router.add_argument("--seed", type=int, help="default: the seed the shipped model used")
+    router.add_argument("--size", type=int, help="examples per template (default 30)")
+    router.add_argument("--out", help="artifacts folder (default: the shipped one)")
+    router.set_defaults(run=command_train_router)
     return parser
 
 

@@ -9,6 +9,8 @@ import asyncpg
 import structlog
 from openai import AsyncOpenAI
 
+from services.router.intent_classifier import ARTIFACTS_DIR as CLASSIFIER_ARTIFACTS
+from services.router.intent_classifier import IntentClassifier
 from services.router.llm_selection import LlmToolSelector
 from services.router.metric_finding import MetricFinder
 from services.router.routing import Router
@@ -62,12 +64,19 @@ async def load_directory(pool: asyncpg.Pool) -> CompanyDirectory:
     )
 
 
-async def load_resolver(db: Database, settings: RouterSettings) -> MetricResolver:
+async def load_embedder(settings: RouterSettings) -> MiniLMEmbedder | None:
+    if not (settings.router_metric_embeddings or settings.router_classifier_enabled):
+        return None
+    # Loading torch and the model takes seconds: off the event loop.
+    return await asyncio.to_thread(MiniLMEmbedder.load)
+
+
+async def load_resolver(
+    db: Database, settings: RouterSettings, embedder: MiniLMEmbedder | None
+) -> MetricResolver:
     learned = await load_learned_aliases(db)
-    embedder = None
-    if settings.router_metric_embeddings:
-        # Loading torch and the model takes seconds: off the event loop.
-        embedder = await asyncio.to_thread(MiniLMEmbedder.load)
+    if not settings.router_metric_embeddings:
+        embedder = None
     resolver = await asyncio.to_thread(MetricResolver.from_catalog, embedder, learned)
     resolver.embedding_threshold = settings.router_embedding_threshold
     resolver.embedding_min_lead = settings.router_embedding_min_lead
@@ -78,6 +87,16 @@ async def load_resolver(db: Database, settings: RouterSettings) -> MetricResolve
         embeddings=embedder is not None,
     )
     return resolver
+
+
+def load_classifier(
+    settings: RouterSettings, embedder: MiniLMEmbedder | None
+) -> IntentClassifier | None:
+    if not settings.router_classifier_enabled or embedder is None:
+        return None
+    classifier = IntentClassifier.load(CLASSIFIER_ARTIFACTS, embedder)
+    log.info("intent classifier ready", artifacts=str(CLASSIFIER_ARTIFACTS))
+    return classifier
 
 
 async def keep_alias_log(
@@ -109,7 +128,8 @@ async def build_handler(clients: StageClients) -> Handler:
     settings = clients.settings
     assert isinstance(settings, RouterSettings)
     directory = await load_directory(pool)
-    finder = metric_finder(directory, await load_resolver(pool, settings))
+    embedder = await load_embedder(settings)
+    finder = metric_finder(directory, await load_resolver(pool, settings, embedder))
     selector = None
     if settings.llm_configured:
         client = AsyncOpenAI(

@@ -20,6 +20,13 @@ class RouterSettings(StageSettings):
     # by the margin; otherwise the classifier, then the LLM (when configured), is asked.
     router_rules_min_score: float = Field(default=2.5, ge=0)
     router_rules_min_margin: float = Field(default=1.0, ge=0)
+    # Layer 2: the trained intent classifier (MiniLM embeddings, loaded with the metric
+    # embeddings). On the validation split 0.6/0.2 accepts 59% of questions at 92% accuracy;
+    # the rest go on to the LLM, or keep the rules' best reading.
+    router_classifier_enabled: bool = True
+    router_classifier_threshold: float = Field(default=0.6, ge=0, le=1)
+    router_classifier_min_margin: float = Field(default=0.2, ge=0, le=1)
+
     # Layer 3, only when a key is set: any OpenAI-compatible server (OpenAI, vLLM, Ollama).
     openai_api_key: str | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "FINQ_OPENAI_API_KEY")
