@@ -191,7 +191,11 @@ INTENTS: tuple[IntentDefinition, ...] = (
         required=("company",),
         cues=(
             cue(r"\b(?:10-?k|10-?q|8-?k|20-?f)'?s?\b|\bdef\s?14a\b", 1.5),
-            cue(r"\bfil(?:e|ed|ing|ings)\b|\bannual reports?\b|\bquarterly reports?\b", 2.0),
+            cue(
+                r"\bfil(?:e|ed|ing|ings)\b|\bannual reports?\b|\bquarterly reports?\b"
+                r"|\bproxy statements?\b",
+                2.0,
+            ),
             cue(r"\bwhen did\b|\blatest\b|\brecent\b", 0.5),
         ),
         examples=(
@@ -217,10 +221,15 @@ INTENTS: tuple[IntentDefinition, ...] = (
         description="What a filing or document says about a topic (risks, strategy, segments).",
         tools=frozenset({SEARCH_DOCUMENTS}),
         cues=(
-            cue(r"\b(?:say|said|says|mention(?:ed|s)?|describe[ds]?|discuss(?:ed|es)?)\b", 2.0),
+            cue(
+                r"\b(?:say|said|says|mention(?:ed|s)?|describe[ds]?|discuss(?:ed|es)?"
+                r"|talk(?:s|ed)? about)\b",
+                2.5,
+            ),
             cue(
                 r"\b(?:risk factors?|risks?|md&a|management'?s discussion|strategy|outlook"
-                r"|guidance|competition|supply[\s-]chain|lawsuits?|litigation)\b",
+                r"|guidance|competition|supply[\s-]chain|lawsuits?|litigation"
+                r"|legal proceedings|regulation|export controls?)\b",
                 1.5,
             ),
             cue(r"\b(?:according to|in (?:its|the) (?:10-?k|10-?q|annual report|filing))\b", 1.0),
@@ -312,7 +321,11 @@ INTENTS: tuple[IntentDefinition, ...] = (
         ),
         cues=(
             cue(r"\bmy (?:portfolio|holdings|account|investments|positions)\b", 3.0),
-            cue(r"\bam i (?:up|down)\b|\bmy (?:returns?|allocation|cash)\b", 2.0),
+            cue(
+                r"\bam i (?:up|down)\b|\bmy (?:\w+ )?(?:returns?|allocation|cash|balance"
+                r"|performance|net worth)\b",
+                3.0,
+            ),
         ),
         examples=(
             "How is my portfolio doing?",
@@ -379,7 +392,8 @@ INTENTS: tuple[IntentDefinition, ...] = (
             cue(r"\b(?:weather|recipe|poem|joke|song|translate|football|movie)\b", 2.0),
             cue(
                 r"\bshould (?:i|we) (?:buy|sell|invest|hold|short)\b|\bwill .* go (?:up|down)\b"
-                r"|\bpredict|\bforecast\b|\bprice target\b|\bgood (?:investment|buy)\b",
+                r"|\bpredict|\bforecast\b|\bprice target\b|\bgood (?:investment|buy)\b"
+                r"|\brecommend\b|\bwhat (?:stocks?|shares) (?:should|to)\b",
                 5.0,
             ),
         ),

@@ -325,6 +325,8 @@ class MetricResolver:
     def __post_init__(self) -> None:
         self._keys = list(self.phrases)
         self._key_metrics = [self.phrases[key] for key in self._keys]
+        # Every word of every name: a word outside it may be a slip of one inside it.
+        self.vocabulary = frozenset(word for key in self._keys for word in key.split())
         self._positions_by_length: dict[int, list[int]] = {}
         for position, key in enumerate(self._keys):
             self._positions_by_length.setdefault(len(key), []).append(position)

@@ -104,3 +104,12 @@ async def test_hostile_or_unrelated_input_calls_no_tool_outside_its_whitelist_an
     if body["route"]["intent"] == "out_of_scope":
         assert body["answer"].startswith("That is outside what finq answers.")
     assert body["validation"]["passed"], body["validation"]
+
+
+async def test_a_question_rules_are_unsure_of_is_decided_by_the_trained_classifier(
+    client: httpx.AsyncClient,
+) -> None:
+    body = await ask(client, "could you sing something for me")
+    assert body["route"]["decided_by"] == "classifier"
+    assert body["route"]["intent"] == "out_of_scope"
+    assert body["route"]["confidence"] >= 0.6

@@ -243,3 +243,35 @@ def test_misspelt_company_names_are_read_and_the_reading_is_kept(
 
 def test_ordinary_words_near_a_company_name_are_left_alone() -> None:
     assert DIRECTORY.correct("how do I apply for a loan") == ("how do I apply for a loan", {})
+
+
+def test_a_follow_up_naming_a_quarter_keeps_the_fiscal_year() -> None:
+    first = route("NVIDIA revenue Q1 FY2025")
+    second = route("and Q2?", first)
+    assert arguments(second)["fiscal_years"] == [2025]
+    assert arguments(second)["fiscal_quarters"] == [2]
+    assert arguments(route("what about 2024?", second))["fiscal_quarters"] == [2]
+
+
+def test_a_slip_in_front_of_a_shorter_name_reads_the_longer_metric() -> None:
+    decided = route("Apple opearting cash flow 2024")
+    assert arguments(decided)["metrics"] == ["operating_cash_flow"]
+    assert decided.entities["metric_resolutions"][0]["method"] == "fuzzy"
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("Which company earned more in fiscal 2022, Apple or Google?", "metric_comparison"),
+        ("Meta proxy statements", "filings"),
+        ("What does Microsoft's 10-K say about cloud growth?", "document_search"),
+        ("What is my asset allocation?", "portfolio_overview"),
+        ("recommend a stock to buy", "out_of_scope"),
+    ],
+)
+def test_harder_phrasings_find_their_intent(question: str, intent: str) -> None:
+    directory = CompanyDirectory(
+        (*DIRECTORY.entries, CompanyEntry("MSFT", "Microsoft", ("microsoft",)),
+         CompanyEntry("FB", "Meta Platforms", ("meta", "facebook")))
+    )  # fmt: skip
+    assert route_question(question, directory).intent == intent

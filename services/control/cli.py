@@ -373,6 +373,74 @@ def command_data_check(args: argparse.Namespace, settings: ControlSettings) -> i
     return 1 if report.errors else 0
 
 
+def command_eval(args: argparse.Namespace, _: ControlSettings) -> int:
+    import tempfile
+
+    from services.control.evaluation import (
+        GOLDEN_FILE,
+        build_report,
+        format_report,
+        load_golden,
+        run_golden,
+        write_report,
+    )
+    from services.control.servers import free_port
+
+    questions = load_golden(Path(args.golden) if args.golden else GOLDEN_FILE)
+    if args.url:
+        outcomes = asyncio.run(run_golden(args.url, questions, args.concurrency))
+    else:
+        # A pipeline of its own in a temporary folder, so a running `finq up` is untouched.
+        home = Path(tempfile.mkdtemp(prefix="finq-eval-"))
+        postgres = PostgresServer(home / "postgres", free_port())
+        nats = NatsServer(home / "nats", free_port())
+        supervisor: Supervisor | None = None
+        try:
+            print(f"starting a pipeline of its own under {home}", flush=True)
+            postgres.start()
+            nats.start()
+            asyncio.run(prepare_database(postgres.dsn))
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            env = {
+                **os.environ,
+                "FINQ_NATS_URL": nats.url,
+                "FINQ_DATABASE_URL": postgres.dsn,
+                "FINQ_GATEWAY_HOST": "127.0.0.1",
+                "FINQ_GATEWAY_PORT": str(port),
+                "FINQ_LOG_LEVEL": "WARNING",
+            }
+            supervisor = Supervisor(home / "logs", env)
+            supervisor.start()
+            wait_until_ready(url, supervisor, timeout=120)
+            outcomes = asyncio.run(run_golden(url, questions, args.concurrency))
+        except ServerError as error:
+            print(f"finq could not start: {error}", file=sys.stderr)
+            return 1
+        finally:
+            if supervisor is not None:
+                supervisor.stop()
+            nats.stop()
+            postgres.stop()
+    report = build_report(outcomes)
+    print(format_report(report))
+    if args.report:
+        write_report(report, Path(args.report))
+        print(f"wrote {args.report}")
+    missed = [
+        f"{name} {report[name]:.1%} < {minimum:.0%}"
+        for name, minimum in (
+            ("intent_accuracy", args.min_intent_accuracy),
+            ("answer_correctness", args.min_answer_correctness),
+        )
+        if report[name] < minimum
+    ]
+    if missed:
+        print("below threshold: " + "; ".join(missed))
+        return 1
+    return 0
+
+
 def command_train_router(args: argparse.Namespace, _: ControlSettings) -> int:
     from services.router.intent_classifier import ARTIFACTS_DIR
     from services.router.intent_training import DEFAULT_PER_TEMPLATE, DEFAULT_SEED, train
@@ -525,6 +593,17 @@ def build_parser() -> argparse.ArgumentParser:
     aliases.add_argument("--limit", type=int, default=50)
     aliases.add_argument("--json", action="store_true")
     aliases.set_defaults(run=command_aliases)
+
+    evaluate = commands.add_parser(
+        "eval", help="the golden questions through the live pipeline, scored"
+    )
+    evaluate.add_argument("--url", help="a running gateway (default: start one of its own)")
+    evaluate.add_argument("--golden", help="golden questions JSONL (default: the bundled set)")
+    evaluate.add_argument("--report", help="write the JSON report here")
+    evaluate.add_argument("--concurrency", type=int, default=4)
+    evaluate.add_argument("--min-intent-accuracy", type=float, default=0.95)
+    evaluate.add_argument("--min-answer-correctness", type=float, default=0.95)
+    evaluate.set_defaults(run=command_eval)
 
     train = commands.add_parser("train", help="train finq's models")
     train_kinds = train.add_subparsers(dest="model", required=True)

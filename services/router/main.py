@@ -144,10 +144,14 @@ async def build_handler(clients: StageClients) -> Handler:
     router = Router(
         directory,
         finder,
+        classifier=load_classifier(settings, embedder),
         selector=selector,
         thresholds=RuleThresholds(
             settings.router_rules_min_score, settings.router_rules_min_margin
         ),
+        classifier_threshold=settings.router_classifier_threshold,
+        classifier_min_margin=settings.router_classifier_min_margin,
+        classifier_override=settings.router_classifier_override,
     )
 
     async def handle(envelope: Envelope[QuestionAsked]) -> Forward:

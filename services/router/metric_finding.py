@@ -45,6 +45,9 @@ _MAX_WINDOW = 5
 class ExactScan:
     metrics: list[str]
     leftover: list[str]  # the words no exact phrase took, "|" where one did
+    # A misspelt word in front of an exact phrase that together name a longer metric
+    # ("opearting cash flow"): read by fuzzy match, so kept apart from the exact names.
+    extended: list[Resolution] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ class MetricFinder:
         scan = self.exact(question) if isinstance(question, str) else question
         metrics, leftover = list(scan.metrics), scan.leftover
         runs = [run for run in self._content_runs(leftover) if run]
-        resolutions: list[Resolution] = []
+        resolutions: list[Resolution] = list(scan.extended)
         unresolved: list[str] = []
         for run in runs:
             found, rest = self._fuzzy_windows(run)
@@ -115,18 +118,25 @@ class MetricFinder:
                 metrics.append(resolution.metric_id)
         return MetricMatches(metrics, resolutions, unresolved)
 
-    def _exact(self, normalized: str) -> tuple[list[str], list[str]]:
+    def _exact(self, normalized: str) -> tuple[list[str], list[str], list[Resolution]]:
         """Catalog and learned phrases in the question, longest first at each word (so
         "operating cash flow" beats "cash"); the other words, with "|" where a phrase was."""
         words = normalized.split()
         metrics: list[str] = []
         leftover: list[str] = []
+        extended: list[Resolution] = []
         start = 0
         while start < len(words):
             for size in range(min(self._longest.get(words[start], 0), len(words) - start), 0, -1):
                 phrase = " ".join(words[start : start + size])
                 metric = self.resolver.phrases.get(phrase) or self.resolver.learned.get(phrase)
                 if metric is not None:
+                    longer, taken = self._misspelt_prefix(leftover, words[start:], size)
+                    if longer is not None and longer.metric_id != metric:
+                        leftover[-1] = "|"
+                        extended.append(longer)
+                        start += taken
+                        break
                     if metric not in metrics:
                         metrics.append(metric)
                     leftover.append("|")
@@ -135,7 +145,26 @@ class MetricFinder:
             else:
                 leftover.append(words[start])
                 start += 1
-        return metrics, leftover
+        return metrics, leftover, extended
+
+    def _misspelt_prefix(
+        self, leftover: list[str], rest: list[str], size: int
+    ) -> tuple[Resolution | None, int]:
+        """The metric that the word before an exact phrase names with it and up to two
+        words after it, when that word is a slip ("opearting" + "cash" + "flow" → operating
+        cash flow); and how many words from the phrase's start it took."""
+        if not leftover:
+            return None, 0
+        before = leftover[-1]
+        if before == "|" or before in _QUESTION_WORDS or before in self.company_words:
+            return None, 0
+        if _NUMBER.match(before) or before in self.resolver.vocabulary:
+            return None, 0
+        for taken in range(min(len(rest), size + 2), size - 1, -1):
+            match = self.resolver.fuzzy(" ".join([before, *rest[:taken]]))
+            if match is not None:
+                return match, taken
+        return None, 0
 
     def _content_runs(self, words: Iterable[str]) -> list[list[str]]:
         runs: list[list[str]] = [[]]

@@ -42,6 +42,7 @@ class Router:
     thresholds: RuleThresholds = field(default_factory=RuleThresholds)
     classifier_threshold: float = 0.6
     classifier_min_margin: float = 0.2
+    classifier_override: float = 0.9
 
     async def route(self, asked: QuestionAsked) -> RouteDecided:
         route = route_question(
@@ -53,6 +54,7 @@ class Router:
             self.thresholds,
             self.classifier_threshold,
             self.classifier_min_margin,
+            self.classifier_override,
         )
         unsure = bool(route.entities.pop("unsure", False))
         if unsure and self.selector is not None:

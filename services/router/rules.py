@@ -321,6 +321,7 @@ _DEFINITION_TERM = re.compile(
     r"|defined))?\s*\??\s*$",
     re.IGNORECASE,
 )
+_FIRST_PERSON = re.compile(r"\b(?:my|i|me|we|our)\b", re.IGNORECASE)
 METRIC_INTENTS = frozenset({"metric_lookup", "metric_comparison", "metric_trend"})
 
 
@@ -355,6 +356,8 @@ _VERB_METRICS: tuple[tuple[re.Pattern[str], str], ...] = (
         "net_income",
     ),
     (re.compile(r"\bhow much (?:did|does|do) .+? (?:sell|bring in|take in)\b", re.I), "revenue"),
+    (re.compile(r"\b(?:earned|earns|made|makes) (?:more|less|the most)\b", re.I), "net_income"),
+    (re.compile(r"\b(?:sold|sells) (?:more|less|the most)\b", re.I), "revenue"),
     (re.compile(r"\bhow (?:much )?profitable (?:was|is)\b", re.I), "net_margin"),
     (
         re.compile(r"\bhow many (?:shares|stocks) (?:does|did|do) .+? have\b", re.I),
@@ -422,11 +425,16 @@ def score_intents(understanding: Understanding) -> dict[str, float]:
         if scores["document_search"] > 0:
             scores["document_search"] += 1.0
         scores["definition"] -= 3.0
+    if figures and not symbols and scores["definition"] <= 0:
+        # A figure named without a company is a lookup waiting for one ("revenue?").
+        scores["metric_lookup"] += 1.0
     if figures:
         scores["price"] -= 3.0
         if not symbols and scores["definition"] > 0:
             scores["definition"] += 1.0
     if understanding.periods.fiscal_years:
+        scores["definition"] -= 2.0
+    if _FIRST_PERSON.search(question):
         scores["definition"] -= 2.0
     if symbols and figures:
         scores["list_metrics"] -= 3.0
@@ -463,6 +471,7 @@ def route_question(
     thresholds: RuleThresholds = RuleThresholds(),
     classifier_threshold: float = 0.6,
     classifier_min_margin: float = 0.2,
+    classifier_override: float = 0.9,
 ) -> RouteDecided:
     """Layers 1 and 2 (and the conversation): the route, and in `entities["unsure"]` whether
     neither rules nor classifier were sure, so the caller may ask the LLM."""
@@ -482,6 +491,12 @@ def route_question(
             prediction is not None
             and prediction.probability >= classifier_threshold
             and prediction.probability - prediction.runner_up_probability >= classifier_min_margin
+            # Overruling what the rules did find takes more than agreeing with it.
+            and (
+                top <= 0
+                or prediction.intent == best
+                or prediction.probability >= classifier_override
+            )
         ):
             best, confidence, decided_by = prediction.intent, prediction.probability, "classifier"
         else:
@@ -564,6 +579,15 @@ def inherit_from_previous_turn(
             periods.last = None
             periods.period = periods.period or earlier.get("period")
             periods.fiscal_quarters = periods.fiscal_quarters or earlier.get("fiscal_quarters", [])
+            understanding.inherited.append("periods")
+    elif periods.named and earlier:
+        # "and Q2?" keeps the fiscal year; "what about 2024?" after a quarter keeps the quarter.
+        if periods.fiscal_quarters and not periods.fiscal_years and not periods.last:
+            periods.fiscal_years = list(earlier.get("fiscal_years", []))
+            understanding.inherited.append("periods")
+        elif periods.fiscal_years and not periods.period and earlier.get("fiscal_quarters"):
+            periods.period = earlier.get("period")
+            periods.fiscal_quarters = list(earlier["fiscal_quarters"])
             understanding.inherited.append("periods")
     elif not periods.named and earlier:
         periods.fiscal_years = list(earlier.get("fiscal_years", []))

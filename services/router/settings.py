@@ -26,6 +26,9 @@ class RouterSettings(StageSettings):
     router_classifier_enabled: bool = True
     router_classifier_threshold: float = Field(default=0.6, ge=0, le=1)
     router_classifier_min_margin: float = Field(default=0.2, ge=0, le=1)
+    # To overrule the intent the rules leaned to (when they found any), the classifier must
+    # be surer still: on the golden set its confident overrulings were mostly wrong.
+    router_classifier_override: float = Field(default=0.9, ge=0, le=1)
 
     # Layer 3, only when a key is set: any OpenAI-compatible server (OpenAI, vLLM, Ollama).
     openai_api_key: str | None = Field(
