@@ -356,6 +356,9 @@ class StageConsumer:
                 started = time.perf_counter()
                 try:
                     output = await self.handler(envelope)
+                    output.envelope.timings_ms[self.stage.value] = round(
+                        (time.perf_counter() - started) * 1000, 3
+                    )
                     if isinstance(output, Forward):
                         await self.publisher.publish(output.subject, output.envelope)
                     else:

@@ -258,6 +258,8 @@ class Envelope(BaseModel, Generic[PayloadT]):
     created_at: datetime = Field(default_factory=utc_now)
     # The core-NATS subject of the gateway instance waiting for this request.
     reply_to: str | None = None
+    # Milliseconds each stage spent on this request so far, for the query log.
+    timings_ms: dict[str, float] = Field(default_factory=dict)
     payload: PayloadT
 
     def expired(self, now: datetime | None = None) -> bool:
@@ -273,6 +275,7 @@ class Envelope(BaseModel, Generic[PayloadT]):
             deadline=self.deadline,
             created_at=self.created_at,
             reply_to=self.reply_to,
+            timings_ms=dict(self.timings_ms),
             payload=payload,
         )
 
@@ -334,6 +337,25 @@ class ConversationDetail(BaseModel):
     created_at: datetime
     updated_at: datetime
     messages: list[ConversationMessage]
+
+
+class RequestLog(BaseModel):
+    """GET /v1/requests/{request_id}: what finq did with one question."""
+
+    request_id: str
+    conversation_id: str
+    question: str
+    intent: str | None
+    decided_by: str | None
+    route: dict[str, Any] | None
+    tools: list[dict[str, Any]]
+    validation: dict[str, Any]
+    attempts: int
+    timings_ms: dict[str, float]
+    total_ms: float | None
+    tokens: dict[str, Any]
+    cost_usd: float | None
+    created_at: datetime
 
 
 class ErrorBody(BaseModel):

@@ -29,6 +29,7 @@ from services.gateway.conversations import (
     load_history,
     read_conversation,
 )
+from services.gateway.request_log import read_request_log
 from services.gateway.settings import GatewaySettings
 from services.gateway.waiting import PendingAnswers
 from shared import bus, subjects
@@ -43,6 +44,7 @@ from shared.contracts import (
     Envelope,
     ErrorBody,
     QuestionAsked,
+    RequestLog,
     StageFailed,
     new_deadline,
 )
@@ -215,6 +217,17 @@ def register_routes(app: FastAPI) -> None:
             raise ApiError(
                 404, "conversation_not_found", f"no conversation {conversation_id!r} of yours"
             )
+        return found
+
+    @app.get(
+        "/v1/requests/{request_id}",
+        response_model=RequestLog,
+        responses={404: {"model": ErrorBody}},
+    )
+    async def request_log(request_id: str, deps: Deps) -> RequestLog:
+        found = await read_request_log(deps.pool, request_id, ANONYMOUS_USER)
+        if found is None:
+            raise ApiError(404, "request_not_found", f"no logged request {request_id!r} of yours")
         return found
 
     @app.get("/healthz")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from services.validator.checking import check_answer
-from shared.contracts import AnswerDrafted, AnswerValidated, RouteSummary
+from shared.contracts import AnswerDrafted, AnswerValidated, Envelope, RouteSummary, utc_now
 
 # One row per request: a redelivered validator finds the row and answers with it. The
 # answer's turn in its conversation is written by the same statement, so the two cannot
@@ -23,10 +26,58 @@ WITH answer AS (
     SELECT c.id, answer.request_id, 'assistant', $2, $8, $9::jsonb, $10
     FROM answer JOIN conversations c ON c.id = $7
     ON CONFLICT (request_id, role) DO NOTHING
+), logged AS (
+    INSERT INTO query_log (request_id, conversation_id, user_id, question, intent, decided_by,
+                           route, tools, validation, attempts, timings_ms, total_ms, tokens)
+    SELECT answer.request_id, $7, $11, $12, $8, $13, $9::jsonb, $14::jsonb,
+           $3::jsonb -> 'validation', $6 + 1, $15::jsonb, $16, $17::jsonb
+    FROM answer
+    WHERE $12::text IS NOT NULL
+    ON CONFLICT (request_id) DO NOTHING
 )
 UPDATE conversations SET updated_at = now()
 WHERE id = $7 AND EXISTS (SELECT 1 FROM answer)
 """
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """What the query log keeps of a request beyond its answer."""
+
+    user_id: str
+    question: str
+    tools: list[dict[str, Any]]
+    timings_ms: dict[str, float]
+    total_ms: float | None
+    tokens: dict[str, Any]
+
+
+def request_record(
+    envelope: Envelope[AnswerDrafted], validator_ms: float, now: datetime | None = None
+) -> RequestRecord:
+    """The query log row's facts: the route's tool calls with what each returned, each
+    stage's time (this one's so far), and the tokens any model used."""
+    draft = envelope.payload
+    tools = [
+        {
+            "tool": result.tool,
+            "arguments": result.arguments,
+            "facts": len(result.facts),
+            "missing": result.missing,
+            "error": result.error.model_dump() if result.error is not None else None,
+        }
+        for result in draft.results
+    ]
+    llm = draft.route.entities.get("llm")
+    elapsed = ((now or utc_now()) - envelope.created_at).total_seconds() * 1000
+    return RequestRecord(
+        user_id=envelope.user_id,
+        question=draft.route.question,
+        tools=tools,
+        timings_ms={**envelope.timings_ms, "validator": round(validator_ms, 3)},
+        total_ms=round(elapsed, 3),
+        tokens={"router": llm} if llm else {},
+    )
 
 
 class Executor(Protocol):
@@ -53,6 +104,7 @@ async def record_answer(
     conversation_id: str,
     attempt: int,
     validated: AnswerValidated,
+    record: RequestRecord | None = None,
 ) -> None:
     route = validated.route
     await db.execute(
@@ -67,4 +119,11 @@ async def record_answer(
         route.intent if route is not None else None,
         route.model_dump_json() if route is not None else None,
         validated.needs_clarification,
+        record.user_id if record else None,
+        record.question if record else None,
+        route.decided_by if route is not None else None,
+        json.dumps(record.tools) if record else "[]",
+        json.dumps(record.timings_ms) if record else "{}",
+        record.total_ms if record else None,
+        json.dumps(record.tokens) if record else "{}",
     )

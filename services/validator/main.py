@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from services.validator.finalizing import record_answer, validate_draft
+import time
+
+from services.validator.finalizing import record_answer, request_record, validate_draft
 from services.validator.settings import ValidatorSettings
 from shared import subjects
 from shared.bus import Handler, Reply
@@ -15,9 +17,11 @@ async def build_handler(clients: StageClients) -> Handler:
     assert pool is not None
 
     async def handle(envelope: Envelope[AnswerDrafted]) -> Reply:
+        started = time.perf_counter()
         validated = validate_draft(envelope.payload)
+        record = request_record(envelope, (time.perf_counter() - started) * 1000)
         await record_answer(
-            pool, envelope.request_id, envelope.conversation_id, envelope.attempt, validated
+            pool, envelope.request_id, envelope.conversation_id, envelope.attempt, validated, record
         )
         return Reply(envelope.carry(validated))
 
