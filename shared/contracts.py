@@ -208,6 +208,8 @@ class AnswerDrafted(Contract):
     facts: list[Fact] = Field(default_factory=list)
     needs_clarification: bool = False
     clarifying_question: str | None = None
+    chart: dict[str, Any] | None = None  # Vega-Lite, for a series or a comparison
+    suggestions: list[str] = Field(default_factory=list)  # questions to ask next
 
 
 Severity = Literal["none", "low", "medium", "high", "critical"]
@@ -234,6 +236,8 @@ class AnswerValidated(Contract):
     clarifying_question: str | None = None
     validation: Validation
     route: RouteSummary | None = None
+    chart: dict[str, Any] | None = None
+    suggestions: list[str] = Field(default_factory=list)
 
 
 class StageFailed(Contract):
@@ -302,6 +306,9 @@ class AskResponse(BaseModel):
     trace_id: str | None
     # What the router made of the question: intent, the layer that decided, tool calls.
     route: RouteSummary | None = None
+    # A Vega-Lite chart of a series or comparison, and questions to ask next.
+    chart: dict[str, Any] | None = None
+    suggestions: list[str] = Field(default_factory=list)
 
 
 class ConversationSummary(BaseModel):

@@ -113,3 +113,25 @@ async def test_a_question_rules_are_unsure_of_is_decided_by_the_trained_classifi
     assert body["route"]["decided_by"] == "classifier"
     assert body["route"]["intent"] == "out_of_scope"
     assert body["route"]["confidence"] >= 0.6
+
+
+async def test_a_trend_comes_with_a_line_chart_and_next_questions(
+    client: httpx.AsyncClient,
+) -> None:
+    body = await ask(client, "Apple revenue from 2021 through 2023")
+    chart = body["chart"]
+    assert chart["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+    assert chart["mark"]["type"] == "line"
+    assert [point["period"] for point in chart["data"]["values"]] == ["FY2021", "FY2022", "FY2023"]
+    assert 2 <= len(body["suggestions"]) <= 3
+
+
+async def test_a_comparison_comes_with_a_bar_chart_and_a_single_figure_with_none(
+    client: httpx.AsyncClient,
+) -> None:
+    compared = await ask(client, "Compare Apple and Alphabet revenue in fiscal 2023")
+    assert compared["chart"]["mark"] == "bar"
+    assert {p["company"] for p in compared["chart"]["data"]["values"]} == {"Apple", "Alphabet"}
+    single = await ask(client, "Apple revenue fiscal 2023")
+    assert single["chart"] is None
+    assert single["suggestions"][0] == "And the year before?"

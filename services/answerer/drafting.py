@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.answerer.comparisons import compose_comparisons
+from services.answerer.extras import chart_spec, suggestions
 from services.answerer.formatting import (
     compose_filings_answer,
     compose_metric_answer,
@@ -91,4 +92,6 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
         answer=text,
         citations=citations,
         facts=facts,
+        chart=chart_spec(route, facts),
+        suggestions=suggestions(route),
     )

@@ -335,4 +335,6 @@ async def ask_question(
         validation=payload.validation,
         trace_id=trace_id,
         route=payload.route,
+        chart=payload.chart,
+        suggestions=payload.suggestions,
     )

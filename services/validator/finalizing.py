@@ -95,6 +95,8 @@ def validate_draft(draft: AnswerDrafted) -> AnswerValidated:
         clarifying_question=draft.clarifying_question,
         validation=validation,
         route=RouteSummary.of(draft.route),
+        chart=draft.chart,
+        suggestions=draft.suggestions,
     )
 
 
