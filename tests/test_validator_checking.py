@@ -63,6 +63,9 @@ def check(answer: str, citations: list[Citation] | None = None) -> Validation:
         ("$6.13", 6.13, "per_share_or_plain"),
         ("44.1%", 44.1, "percent"),
         ("(1.2)", -1.2, "plain"),
+        ("(1.2) billion", -1.2e9, "plain"),
+        ("$(1.2) billion", -1.2e9, "money"),
+        ("($1.2 billion)", -1.2e9, "money"),
         ("-$0.11", -0.11, "per_share_or_plain"),
         ("1,234", 1234, "plain"),
         ("12.5×", 12.5, "plain"),
@@ -397,3 +400,10 @@ def test_a_term_offset_is_not_a_constant_of_the_formula() -> None:
     # The 1 of `stockholders_equity[-1]` is a year offset; ROE's formula writes 2 and 100.
     assert check_derived("Apple's ROE in fiscal 2023 was 100.", RETURN_ON_EQUITY).passed
     assert not check_derived("Apple's ROE in fiscal 2023 was 1.", RETURN_ON_EQUITY).passed
+
+
+def test_an_accounting_negative_with_a_scale_matches_a_loss() -> None:
+    loss = make_fact(-1.2e9, metric="net_income")
+    assert check_answer("Net income in fiscal 2023 was (1.2) billion.", [loss], [], []).passed
+    assert check_answer("Net income in fiscal 2023 was $(1.2) billion.", [loss], [], []).passed
+    assert not check_answer("Net income in fiscal 2023 was $1.2 billion.", [loss], [], []).passed

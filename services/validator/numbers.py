@@ -49,11 +49,15 @@ _TOKEN_RE = re.compile(
       )
     | (?P<number>
           (?<![\w.,])(?<!\w[-−/])
+          # "$(1.2) billion": the currency may stand outside an accounting bracket.
+          (?P<lead_dollar>\$(?=\())?
           (?P<open>\(\s?)?
           (?P<sign>[-−])?
           (?P<dollar>\$)?
           (?P<int>\d{1,3}(?:,\d{3})+|\d+)
           (?:\.(?P<frac>\d+))?
+          # "(1.2) billion": an accounting bracket closed before the scale word.
+          (?(open)(?P<close_early>\)(?=\s?(?:thousand|million|billion|trillion)\b))?)
           # Atomic: once a scale or unit is read, never retry the figure without it.
           (?>
               \s?(?P<word>thousand|million|billion|trillion)\b
@@ -127,15 +131,16 @@ class Scan:
 
 def _number(match: re.Match[str]) -> ShownNumber:
     start, end = match.span("number")
-    opened, closed = match.group("open") is not None, match.group("close") is not None
+    opened = match.group("open") is not None
+    closed = match.group("close") is not None or match.group("close_early") is not None
     # A lone bracket is punctuation around the figure, not accounting-style negation.
-    if opened and not closed:
+    if (match.group("lead_dollar") is not None and not closed) or (opened and not closed):
         start = match.end("open")
     elif closed and not opened:
         end = match.start("close")
     frac = match.group("frac") or ""
     magnitude = float(f"{match.group('int').replace(',', '')}.{frac or '0'}")
-    dollar = match.group("dollar") is not None
+    dollar = match.group("dollar") is not None or match.group("lead_dollar") is not None
     scale = 1.0
     if word := match.group("word"):
         scale = _SCALE_WORDS[word]
