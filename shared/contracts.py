@@ -200,6 +200,18 @@ class Citation(Contract):
     url: str | None = None
 
 
+class Generation(Contract):
+    """How an answer's text was written: by template, or by a model (with its cost)."""
+
+    mode: Literal["deterministic", "llm"] = "deterministic"
+    model: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    # Why a model's answer is not the one shown (timeout, error, invalid output).
+    fallback_reason: str | None = None
+
+
 class AnswerDrafted(Contract):
     route: RouteDecided
     results: list[ToolResult] = Field(default_factory=list)
@@ -210,6 +222,7 @@ class AnswerDrafted(Contract):
     clarifying_question: str | None = None
     chart: dict[str, Any] | None = None  # Vega-Lite, for a series or a comparison
     suggestions: list[str] = Field(default_factory=list)  # questions to ask next
+    generation: Generation = Field(default_factory=Generation)
 
 
 Severity = Literal["none", "low", "medium", "high", "critical"]
@@ -238,6 +251,7 @@ class AnswerValidated(Contract):
     route: RouteSummary | None = None
     chart: dict[str, Any] | None = None
     suggestions: list[str] = Field(default_factory=list)
+    generation: Generation = Field(default_factory=Generation)
 
 
 class StageFailed(Contract):
@@ -309,6 +323,8 @@ class AskResponse(BaseModel):
     # A Vega-Lite chart of a series or comparison, and questions to ask next.
     chart: dict[str, Any] | None = None
     suggestions: list[str] = Field(default_factory=list)
+    # Template or model, and what a model cost.
+    generation: Generation = Field(default_factory=Generation)
 
 
 class ConversationSummary(BaseModel):

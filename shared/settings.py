@@ -6,7 +6,7 @@ every stage; a service's own fields carry its name (`FINQ_GATEWAY_PORT`).
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "FINQ_"
@@ -40,3 +40,25 @@ class StageSettings(FinqSettings):
     ack_wait_seconds: float = Field(default=30.0, gt=0)
     max_deliver: int = Field(default=5, ge=1)
     nak_delay_seconds: float = Field(default=0.5, ge=0)
+
+
+class OpenAISettings(BaseSettings):
+    """The optional model, shared by the router (tool selection) and the answerer (prose):
+    any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp). Read from the plain
+    names the openai client uses, or with the FINQ_ prefix."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+
+    openai_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "FINQ_OPENAI_API_KEY")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "FINQ_OPENAI_BASE_URL")
+    )
+    openai_model: str = Field(
+        default="gpt-4o-mini", validation_alias=AliasChoices("OPENAI_MODEL", "FINQ_OPENAI_MODEL")
+    )
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.openai_api_key)

@@ -1,8 +1,12 @@
-"""Answerer wiring: each tools.completed becomes answer.drafted."""
+"""Answerer wiring: each tools.completed becomes answer.drafted (templates, or a model's
+prose when OPENAI_API_KEY is set)."""
 
 from __future__ import annotations
 
+from openai import AsyncOpenAI
+
 from services.answerer.drafting import draft_answer
+from services.answerer.llm_writing import LlmAnswerWriter
 from services.answerer.settings import AnswererSettings
 from shared import subjects
 from shared.bus import Forward, Handler
@@ -10,9 +14,28 @@ from shared.contracts import Envelope, ToolsCompleted
 from shared.runtime import StageClients, run, serve_stage
 
 
+def build_writer(clients: StageClients) -> LlmAnswerWriter | None:
+    settings = clients.settings
+    assert isinstance(settings, AnswererSettings)
+    if not settings.llm_configured:
+        return None
+    client = AsyncOpenAI(
+        api_key=settings.openai_api_key,
+        base_url=settings.openai_base_url,
+        timeout=settings.answerer_llm_timeout_seconds,
+        max_retries=0,
+    )
+    clients.cleanup.push_async_callback(client.close)
+    return LlmAnswerWriter(client, settings.openai_model, settings.answerer_llm_prices)
+
+
 async def build_handler(clients: StageClients) -> Handler:
+    writer = build_writer(clients)
+
     async def handle(envelope: Envelope[ToolsCompleted]) -> Forward:
         drafted = draft_answer(envelope.payload)
+        if writer is not None:
+            drafted = await writer.write(envelope.payload, drafted)
         return Forward(subjects.ANSWER_DRAFTED, envelope.carry(drafted))
 
     return handle  # type: ignore[return-value]

@@ -337,4 +337,5 @@ async def ask_question(
         route=payload.route,
         chart=payload.chart,
         suggestions=payload.suggestions,
+        generation=payload.generation,
     )

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field
+from pydantic import Field
 
 from shared import metric_resolver
-from shared.settings import StageSettings
+from shared.settings import OpenAISettings, StageSettings
 
 
-class RouterSettings(StageSettings):
+class RouterSettings(StageSettings, OpenAISettings):
     """FINQ_ROUTER_* variables the router reads (see shared.settings for the common ones)."""
 
     # The MiniLM fallback for paraphrased metric names. Loading it costs the router a few
@@ -30,20 +30,6 @@ class RouterSettings(StageSettings):
     # be surer still: on the golden set its confident overrulings were mostly wrong.
     router_classifier_override: float = Field(default=0.9, ge=0, le=1)
 
-    # Layer 3, only when a key is set: any OpenAI-compatible server (OpenAI, vLLM, Ollama).
-    openai_api_key: str | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "FINQ_OPENAI_API_KEY")
-    )
-    openai_base_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "FINQ_OPENAI_BASE_URL")
-    )
-    openai_model: str = Field(
-        default="gpt-4o-mini", validation_alias=AliasChoices("OPENAI_MODEL", "FINQ_OPENAI_MODEL")
-    )
     # A slow model must not hold a question past its deadline: on timeout the rules' reading
     # stands.
     router_llm_timeout_seconds: float = Field(default=8.0, gt=0, le=120)
-
-    @property
-    def llm_configured(self) -> bool:
-        return bool(self.openai_api_key)

@@ -28,9 +28,10 @@ WITH answer AS (
     ON CONFLICT (request_id, role) DO NOTHING
 ), logged AS (
     INSERT INTO query_log (request_id, conversation_id, user_id, question, intent, decided_by,
-                           route, tools, validation, attempts, timings_ms, total_ms, tokens)
+                           route, tools, validation, attempts, timings_ms, total_ms, tokens,
+                           cost_usd)
     SELECT answer.request_id, $7, $11, $12, $8, $13, $9::jsonb, $14::jsonb,
-           $3::jsonb -> 'validation', $6 + 1, $15::jsonb, $16, $17::jsonb
+           $3::jsonb -> 'validation', $6 + 1, $15::jsonb, $16, $17::jsonb, $18
     FROM answer
     WHERE $12::text IS NOT NULL
     ON CONFLICT (request_id) DO NOTHING
@@ -50,6 +51,7 @@ class RequestRecord:
     timings_ms: dict[str, float]
     total_ms: float | None
     tokens: dict[str, Any]
+    cost_usd: float | None = None
 
 
 def request_record(
@@ -69,6 +71,9 @@ def request_record(
         for result in draft.results
     ]
     llm = draft.route.entities.get("llm")
+    tokens: dict[str, Any] = {"router": llm} if llm else {}
+    if draft.generation.model is not None:
+        tokens["answerer"] = draft.generation.model_dump()
     elapsed = ((now or utc_now()) - envelope.created_at).total_seconds() * 1000
     return RequestRecord(
         user_id=envelope.user_id,
@@ -76,7 +81,8 @@ def request_record(
         tools=tools,
         timings_ms={**envelope.timings_ms, "validator": round(validator_ms, 3)},
         total_ms=round(elapsed, 3),
-        tokens={"router": llm} if llm else {},
+        tokens=tokens,
+        cost_usd=draft.generation.cost_usd,
     )
 
 
@@ -97,6 +103,7 @@ def validate_draft(draft: AnswerDrafted) -> AnswerValidated:
         route=RouteSummary.of(draft.route),
         chart=draft.chart,
         suggestions=draft.suggestions,
+        generation=draft.generation,
     )
 
 
@@ -128,4 +135,5 @@ async def record_answer(
         json.dumps(record.timings_ms) if record else "{}",
         record.total_ms if record else None,
         json.dumps(record.tokens) if record else "{}",
+        record.cost_usd if record else None,
     )

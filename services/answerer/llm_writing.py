@@ -1,0 +1,156 @@
+"""The answerer's LLM mode: a model writes the answer's prose from the fetched facts only,
+as JSON `{answer, citations}`; on a timeout, an error or output that is not that JSON, the
+deterministic answer goes out and `generation.fallback_reason` says why.
+
+The prompt holds nothing but the facts (each with its source id, period and value already
+formatted) and the deterministic answer as a reference; the validator then checks the
+model's every number, year and citation like any other answer.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+import structlog
+from openai import AsyncOpenAI
+
+from services.answerer.formatting import format_value
+from shared.contracts import AnswerDrafted, Citation, Fact, Generation, Source, ToolsCompleted
+
+log = structlog.get_logger()
+
+# Intents whose answers are figures; the others (refusals, clarifications, definitions)
+# stay templates, where prose adds nothing a model should be trusted with.
+LLM_INTENTS = frozenset({"metric_lookup", "metric_comparison", "metric_trend", "price"})
+
+ANSWER_SCHEMA: dict[str, Any] = {
+    "name": "finq_answer",
+    "strict": True,
+    "schema": {
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string"},
+            "citations": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["answer", "citations"],
+        "additionalProperties": False,
+    },
+}
+
+SYSTEM_PROMPT = (
+    "You write short answers for finq, a financial question-answering service. Use ONLY "
+    "the facts given: every number you write must be one of them, written as given, with "
+    "its company and fiscal period. Do not compute new numbers, do not add knowledge of "
+    "your own, do not give advice. If the facts do not answer the question, say what is "
+    'missing. Reply with JSON: {"answer": the answer in plain sentences, "citations": '
+    "the source ids of the facts you used}."
+)
+
+
+def _fact_line(fact: Fact) -> dict[str, Any]:
+    return {
+        "source_id": fact.source_id,
+        "company": fact.company,
+        "metric": fact.metric_label,
+        "period": fact.period,
+        "period_end": fact.period_end.isoformat(),
+        "value": format_value(fact.value, fact.unit),
+    }
+
+
+def prompt_messages(completed: ToolsCompleted, reference: AnswerDrafted) -> list[dict[str, str]]:
+    facts = [fact for result in completed.results for fact in result.facts]
+    missing = [item for result in completed.results for item in result.missing]
+    context = {
+        "question": completed.route.question,
+        "facts": [_fact_line(fact) for fact in facts],
+        "not_held": missing,
+        "reference_answer": reference.answer,
+    }
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": json.dumps(context, ensure_ascii=False)},
+    ]
+
+
+@dataclass
+class LlmAnswerWriter:
+    client: AsyncOpenAI
+    model: str
+    # US dollars per million tokens (input, output) by model.
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        price = self.prices.get(self.model)
+        if price is None:
+            return None
+        return round((prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6, 8)
+
+    async def write(self, completed: ToolsCompleted, reference: AnswerDrafted) -> AnswerDrafted:
+        """The model's answer, or `reference` (the deterministic one) saying why not."""
+        if completed.route.intent not in LLM_INTENTS or not reference.facts:
+            return reference
+        try:
+            response = await self.client.chat.completions.create(
+                model=self.model,
+                messages=prompt_messages(completed, reference),  # type: ignore[arg-type]
+                response_format={"type": "json_schema", "json_schema": ANSWER_SCHEMA},  # type: ignore[typeddict-item]
+                temperature=0,
+            )
+        except openai.APITimeoutError:
+            return self._fallback(reference, "timeout")
+        except openai.APIError as error:
+            log.warning("LLM answer failed", error=repr(error)[:300])
+            return self._fallback(reference, f"error: {type(error).__name__}")
+        usage = response.usage
+        prompt_tokens = usage.prompt_tokens if usage else 0
+        completion_tokens = usage.completion_tokens if usage else 0
+        generation = Generation(
+            mode="llm",
+            model=self.model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=self.cost(prompt_tokens, completion_tokens),
+        )
+        try:
+            output = json.loads(response.choices[0].message.content or "")
+            text = str(output["answer"]).strip()
+            cited = [str(source_id) for source_id in output["citations"]]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            return self._fallback(reference, "invalid output", generation)
+        if not text:
+            return self._fallback(reference, "empty answer", generation)
+        sources = {s.source_id: s for r in completed.results for s in r.sources}
+        return reference.model_copy(
+            update={
+                "answer": text,
+                "citations": [_citation(source_id, sources) for source_id in dict.fromkeys(cited)],
+                "generation": generation,
+            }
+        )
+
+    def _fallback(
+        self, reference: AnswerDrafted, reason: str, spent: Generation | None = None
+    ) -> AnswerDrafted:
+        generation = (spent or Generation(model=self.model)).model_copy(
+            update={"mode": "deterministic", "fallback_reason": reason}
+        )
+        return reference.model_copy(update={"generation": generation})
+
+
+def _citation(source_id: str, sources: dict[str, Source]) -> Citation:
+    """A cited id as a citation; one the model made up stays as written, for the validator
+    to reject."""
+    source = sources.get(source_id)
+    if source is None:
+        return Citation(source_id=source_id, label="cited by the model")
+    return Citation(
+        source_id=source.source_id,
+        label=source.label,
+        form=source.form,
+        accession=source.accession,
+        url=source.url,
+    )

@@ -1,0 +1,142 @@
+"""The answerer's LLM mode through the real `openai` client against a scripted
+OpenAI-protocol server on loopback, and the validator's verdict on what the model wrote."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import date
+
+from openai import AsyncOpenAI
+
+from services.answerer.drafting import draft_answer
+from services.answerer.llm_writing import LlmAnswerWriter
+from services.validator.finalizing import validate_draft
+from shared.contracts import (
+    AnswerDrafted,
+    Fact,
+    RouteDecided,
+    Source,
+    ToolCall,
+    ToolResult,
+    ToolsCompleted,
+)
+from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
+
+SOURCE = "sec:0000320193-23-000106:Revenues"
+
+
+def completed() -> ToolsCompleted:
+    route = RouteDecided(
+        question="What was Apple's revenue in fiscal 2023?",
+        intent="metric_lookup",
+        tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+        entities={"companies": ["Apple"], "symbols": ["AAPL"], "metrics": ["revenue"]},
+    )
+    facts = [
+        Fact(
+            symbol="AAPL", company="Apple", metric="revenue", metric_label="Revenue",
+            period=f"FY{year}", fiscal_year=year, period_end=date(year, 9, 30),
+            value=value, unit="USD", source_id=f"{SOURCE}:{year}",
+        )
+        for year, value in ((2023, 383285e6), (2024, 391035e6))
+    ]  # fmt: skip
+    sources = [
+        Source(source_id=f"{SOURCE}:{year}", label=f"Apple 10-K FY{year}", form="10-K")
+        for year in (2023, 2024)
+    ]
+    result = ToolResult(tool="get_financial_metrics", arguments={}, facts=facts, sources=sources)
+    return ToolsCompleted(route=route, results=[result])
+
+
+def reply(answer: str, citations: list[str], **options: object) -> ScriptedReply:
+    content = json.dumps({"answer": answer, "citations": citations})
+    return ScriptedReply(content=content, prompt_tokens=400, completion_tokens=60, **options)  # type: ignore[arg-type]
+
+
+@asynccontextmanager
+async def writer_for(
+    *replies: ScriptedReply, client_timeout: float = 5.0
+) -> AsyncIterator[tuple[LlmAnswerWriter, OpenAIStandIn]]:
+    async with OpenAIStandIn(list(replies)) as server:
+        client = AsyncOpenAI(
+            api_key="test", base_url=server.base_url, timeout=client_timeout, max_retries=0
+        )
+        try:
+            yield LlmAnswerWriter(client, "gpt-4o-mini", {"gpt-4o-mini": (0.15, 0.60)}), server
+        finally:
+            await client.close()
+
+
+async def write(*replies: ScriptedReply, client_timeout: float = 5.0) -> AnswerDrafted:
+    tools = completed()
+    async with writer_for(*replies, client_timeout=client_timeout) as (writer, _):
+        return await writer.write(tools, draft_answer(tools))
+
+
+async def test_a_right_answer_is_used_with_its_citations_tokens_and_cost() -> None:
+    drafted = await write(
+        reply("Apple's revenue in fiscal 2023 was $383.3 billion.", [f"{SOURCE}:2023"])
+    )
+    assert drafted.answer == "Apple's revenue in fiscal 2023 was $383.3 billion."
+    assert [c.source_id for c in drafted.citations] == [f"{SOURCE}:2023"]
+    generation = drafted.generation
+    assert (generation.mode, generation.prompt_tokens, generation.completion_tokens) == (
+        "llm",
+        400,
+        60,
+    )
+    assert generation.cost_usd == 0.000096  # 400 × 0.15 + 60 × 0.60 per million
+    assert validate_draft(drafted).validation.passed
+
+
+async def test_the_prompt_holds_only_the_fetched_facts_and_asks_for_json() -> None:
+    tools = completed()
+    async with writer_for(reply("ok", [])) as (writer, server):
+        await writer.write(tools, draft_answer(tools))
+    [request] = server.requests
+    assert request["response_format"]["type"] == "json_schema"
+    context = json.loads(request["messages"][1]["content"])
+    assert [f["value"] for f in context["facts"]] == ["$383.3 billion", "$391.0 billion"]
+    assert "ONLY" in request["messages"][0]["content"]
+
+
+async def test_a_wrong_figure_from_the_model_is_caught_by_the_validator() -> None:
+    drafted = await write(reply("Apple's revenue in fiscal 2023 was $401.2 billion.", []))
+    validation = validate_draft(drafted).validation
+    assert not validation.passed and validation.severity == "high"
+
+
+async def test_a_right_figure_under_the_wrong_year_is_caught() -> None:
+    drafted = await write(reply("Apple's revenue in fiscal 2024 was $383.3 billion.", []))
+    validation = validate_draft(drafted).validation
+    assert not validation.passed
+    assert "fiscal 2024" in validation.issues[0].message
+
+
+async def test_a_fabricated_citation_is_rejected_as_critical() -> None:
+    drafted = await write(
+        reply("Apple's revenue in fiscal 2023 was $383.3 billion.", ["sec:made-up"])
+    )
+    validation = validate_draft(drafted).validation
+    assert not validation.passed and validation.severity == "critical"
+
+
+async def test_a_timeout_falls_back_to_the_deterministic_answer_and_says_so() -> None:
+    drafted = await write(reply("late", [], delay_seconds=2.0), client_timeout=0.3)
+    assert drafted.answer == draft_answer(completed()).answer
+    assert (drafted.generation.mode, drafted.generation.fallback_reason) == (
+        "deterministic",
+        "timeout",
+    )
+    assert validate_draft(drafted).validation.passed
+
+
+async def test_an_error_or_invalid_output_falls_back_too() -> None:
+    failed = await write(ScriptedReply(status=500))
+    assert failed.generation.fallback_reason == "error: InternalServerError"
+    garbled = await write(ScriptedReply(content="not json at all"))
+    assert garbled.generation.fallback_reason == "invalid output"
+    assert garbled.generation.prompt_tokens == 50  # what was spent is still recorded
+    assert garbled.answer == draft_answer(completed()).answer
