@@ -190,6 +190,8 @@ class RouteSummary(Contract):
 class ToolsCompleted(Contract):
     route: RouteDecided
     results: list[ToolResult] = Field(default_factory=list)
+    # Set when the validator sends a model's answer back to be written again.
+    repair: RepairRequest | None = None
 
 
 class Citation(Contract):
@@ -208,8 +210,10 @@ class Generation(Contract):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
-    # Why a model's answer is not the one shown (timeout, error, invalid output).
+    # Why a model's answer is not the one shown (timeout, error, invalid output, failed
+    # validation), and what the validator found in each rejected attempt.
     fallback_reason: str | None = None
+    rejected: list[str] = Field(default_factory=list)
 
 
 class AnswerDrafted(Contract):
@@ -223,6 +227,9 @@ class AnswerDrafted(Contract):
     chart: dict[str, Any] | None = None  # Vega-Lite, for a series or a comparison
     suggestions: list[str] = Field(default_factory=list)  # questions to ask next
     generation: Generation = Field(default_factory=Generation)
+    # The template answer, kept beside a model's so the validator can fall back to it.
+    template_answer: str | None = None
+    template_citations: list[Citation] = Field(default_factory=list)
 
 
 Severity = Literal["none", "low", "medium", "high", "critical"]
@@ -239,6 +246,15 @@ class Validation(Contract):
     passed: bool
     severity: Severity
     issues: list[ValidationIssue] = Field(default_factory=list)
+    attempts: int = 1  # answers written for this request, the shown one included
+
+
+class RepairRequest(Contract):
+    """What the validator found in a model's answer, for the next attempt to fix."""
+
+    attempt: int
+    previous_answer: str
+    issues: list[ValidationIssue]
 
 
 class AnswerValidated(Contract):
@@ -384,3 +400,6 @@ class RequestLog(BaseModel):
 class ErrorBody(BaseModel):
     code: str
     message: str
+
+
+ToolsCompleted.model_rebuild()

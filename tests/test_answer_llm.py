@@ -12,9 +12,10 @@ from openai import AsyncOpenAI
 
 from services.answerer.drafting import draft_answer
 from services.answerer.llm_writing import LlmAnswerWriter
-from services.validator.finalizing import validate_draft
+from services.validator.finalizing import MAX_ANSWER_ATTEMPTS, Redo, decide, validate_draft
 from shared.contracts import (
     AnswerDrafted,
+    AnswerValidated,
     Fact,
     RouteDecided,
     Source,
@@ -140,3 +141,39 @@ async def test_an_error_or_invalid_output_falls_back_too() -> None:
     assert garbled.generation.fallback_reason == "invalid output"
     assert garbled.generation.prompt_tokens == 50  # what was spent is still recorded
     assert garbled.answer == draft_answer(completed()).answer
+
+
+async def test_a_wrong_answer_is_sent_back_with_the_findings_and_regenerated_right() -> None:
+    tools = completed()
+    async with writer_for(
+        reply("Apple's revenue in fiscal 2023 was $401.2 billion.", []),
+        reply("Apple's revenue in fiscal 2023 was $383.3 billion.", [f"{SOURCE}:2023"]),
+    ) as (writer, server):
+        first = await writer.write(tools, draft_answer(tools))
+        redo = decide(first, attempt=0)
+        assert isinstance(redo, Redo)
+        assert redo.completed.repair is not None and redo.completed.repair.attempt == 1
+        second = await writer.write(redo.completed, draft_answer(redo.completed))
+    shown = decide(second, attempt=1)
+    assert isinstance(shown, AnswerValidated)
+    assert shown.answer == "Apple's revenue in fiscal 2023 was $383.3 billion."
+    assert (shown.validation.passed, shown.validation.attempts) == (True, 2)
+    retry_prompt = server.requests[1]["messages"]
+    assert retry_prompt[-2]["content"] == "Apple's revenue in fiscal 2023 was $401.2 billion."
+    assert "$401.2 billion" in retry_prompt[-1]["content"]
+
+
+async def test_an_answer_still_wrong_after_the_last_attempt_gives_way_to_the_template() -> None:
+    drafted = await write(reply("Apple's revenue in fiscal 2024 was $383.3 billion.", []))
+    shown = decide(drafted, attempt=MAX_ANSWER_ATTEMPTS - 1)
+    assert isinstance(shown, AnswerValidated)
+    assert shown.answer == draft_answer(completed()).answer
+    assert shown.validation.passed and shown.validation.attempts == MAX_ANSWER_ATTEMPTS
+    assert shown.generation.mode == "deterministic"
+    assert shown.generation.fallback_reason == "the model's answer failed validation 3 times"
+    assert "fiscal 2024" in shown.generation.rejected[0]
+
+
+def test_a_template_answer_is_never_sent_back() -> None:
+    shown = decide(draft_answer(completed()), attempt=0)
+    assert isinstance(shown, AnswerValidated) and shown.validation.attempts == 1

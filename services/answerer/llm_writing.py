@@ -62,6 +62,8 @@ def _fact_line(fact: Fact) -> dict[str, Any]:
 
 
 def prompt_messages(completed: ToolsCompleted, reference: AnswerDrafted) -> list[dict[str, str]]:
+    """The facts and the template answer; on a repair, also the rejected answer and what
+    the validator found wrong in it."""
     facts = [fact for result in completed.results for fact in result.facts]
     missing = [item for result in completed.results for item in result.missing]
     context = {
@@ -70,10 +72,22 @@ def prompt_messages(completed: ToolsCompleted, reference: AnswerDrafted) -> list
         "not_held": missing,
         "reference_answer": reference.answer,
     }
-    return [
+    messages = [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": json.dumps(context, ensure_ascii=False)},
     ]
+    if completed.repair is not None:
+        findings = "; ".join(issue.message for issue in completed.repair.issues)
+        messages.append({"role": "assistant", "content": completed.repair.previous_answer})
+        messages.append(
+            {
+                "role": "user",
+                "content": "That answer failed the check against the facts: "
+                f"{findings}. Write it again using only the facts given, each number with "
+                "its own company and fiscal period.",
+            }
+        )
+    return messages
 
 
 @dataclass
@@ -129,6 +143,8 @@ class LlmAnswerWriter:
                 "answer": text,
                 "citations": [_citation(source_id, sources) for source_id in dict.fromkeys(cited)],
                 "generation": generation,
+                "template_answer": reference.answer,
+                "template_citations": reference.citations,
             }
         )
 

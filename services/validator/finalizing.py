@@ -8,7 +8,15 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from services.validator.checking import check_answer
-from shared.contracts import AnswerDrafted, AnswerValidated, Envelope, RouteSummary, utc_now
+from shared.contracts import (
+    AnswerDrafted,
+    AnswerValidated,
+    Envelope,
+    RepairRequest,
+    RouteSummary,
+    ToolsCompleted,
+    utc_now,
+)
 
 # One row per request: a redelivered validator finds the row and answers with it. The
 # answer's turn in its conversation is written by the same statement, so the two cannot
@@ -90,9 +98,52 @@ class Executor(Protocol):
     async def execute(self, query: str, *args: Any) -> str: ...
 
 
-def validate_draft(draft: AnswerDrafted) -> AnswerValidated:
+# A request's answers at most: the first and two more written with the validator's findings.
+MAX_ANSWER_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Redo:
+    """Send the answer back to be written again: the next attempt's input."""
+
+    completed: ToolsCompleted
+
+
+def decide(draft: AnswerDrafted, attempt: int) -> AnswerValidated | Redo:
+    """The answer to show, or a redo. A model's answer that fails validation is written
+    again with the findings, at most twice; then the template answer (which passes) is
+    shown and the model's failures recorded. Never a figure that failed validation."""
+    validated = validate_draft(draft, attempt + 1)
+    if validated.validation.passed or draft.generation.mode != "llm":
+        return validated
+    if attempt + 1 < MAX_ANSWER_ATTEMPTS:
+        repair = RepairRequest(
+            attempt=attempt + 1,
+            previous_answer=draft.answer,
+            issues=validated.validation.issues,
+        )
+        return Redo(ToolsCompleted(route=draft.route, results=draft.results, repair=repair))
+    findings = [issue.message for issue in validated.validation.issues]
+    template = draft.model_copy(
+        update={
+            "answer": draft.template_answer or draft.answer,
+            "citations": draft.template_citations,
+            "generation": draft.generation.model_copy(
+                update={
+                    "mode": "deterministic",
+                    "fallback_reason": f"the model's answer failed validation {attempt + 1} times",
+                    "rejected": [*draft.generation.rejected, *findings],
+                }
+            ),
+        }
+    )
+    return validate_draft(template, attempt + 1)
+
+
+def validate_draft(draft: AnswerDrafted, attempts: int = 1) -> AnswerValidated:
     sources = [source for result in draft.results for source in result.sources]
     validation = check_answer(draft.answer, draft.facts, draft.citations, sources)
+    validation.attempts = attempts
     return AnswerValidated(
         answer=draft.answer,
         citations=draft.citations,

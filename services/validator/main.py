@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from services.validator.finalizing import record_answer, request_record, validate_draft
+from services.validator.finalizing import Redo, decide, record_answer, request_record
 from services.validator.settings import ValidatorSettings
 from shared import subjects
-from shared.bus import Handler, Reply
+from shared.bus import Forward, Handler, Reply
 from shared.contracts import AnswerDrafted, Envelope
 from shared.runtime import StageClients, run, serve_stage
 
@@ -16,9 +16,13 @@ async def build_handler(clients: StageClients) -> Handler:
     pool = clients.pool
     assert pool is not None
 
-    async def handle(envelope: Envelope[AnswerDrafted]) -> Reply:
+    async def handle(envelope: Envelope[AnswerDrafted]) -> Reply | Forward:
         started = time.perf_counter()
-        validated = validate_draft(envelope.payload)
+        validated = decide(envelope.payload, envelope.attempt)
+        if isinstance(validated, Redo):
+            redo = envelope.carry(validated.completed)
+            redo.attempt = envelope.attempt + 1
+            return Forward(subjects.TOOLS_COMPLETED, redo)
         record = request_record(envelope, (time.perf_counter() - started) * 1000)
         await record_answer(
             pool, envelope.request_id, envelope.conversation_id, envelope.attempt, validated, record
