@@ -1,0 +1,102 @@
+"""The LLM paths through the five real processes: an answerer whose model writes a wrong
+figure is sent back and shows the right one, and a slow model is not a redelivery. The
+model is a scripted OpenAI-protocol server on loopback; everything else is real."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from services.control.cli import prepare_database, wait_until_ready
+from services.control.servers import NatsServer, free_port
+from services.control.supervisor import Supervisor
+from tests.conftest import Servers, own_database
+from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
+
+pytestmark = pytest.mark.e2e
+QUESTION = "What was Apple's revenue in fiscal 2023?"
+RIGHT = "Apple's revenue in fiscal 2023 was $383.3 billion."
+
+
+def answer_reply(text: str, delay_seconds: float = 0.0) -> ScriptedReply:
+    return ScriptedReply(
+        content=json.dumps({"answer": text, "citations": []}), delay_seconds=delay_seconds
+    )
+
+
+@asynccontextmanager
+async def pipeline_with_model(
+    servers: Servers, tmp_path: Path, model: OpenAIStandIn, name: str
+) -> AsyncIterator[httpx.AsyncClient]:
+    """Five services on a NATS of their own and a database of their own, with the model."""
+    nats = NatsServer(tmp_path / "nats", free_port())
+    nats.start()
+    try:
+        async with own_database(servers, name) as dsn:
+            await prepare_database(dsn)
+            port = free_port()
+            supervisor = Supervisor(
+                tmp_path / "logs",
+                {
+                    **os.environ,
+                    "FINQ_NATS_URL": nats.url,
+                    "FINQ_DATABASE_URL": dsn,
+                    "FINQ_GATEWAY_PORT": str(port),
+                    "FINQ_ACK_WAIT_SECONDS": "1",
+                    "FINQ_ROUTER_METRIC_EMBEDDINGS": "false",
+                    "FINQ_ROUTER_CLASSIFIER_ENABLED": "false",
+                    "OPENAI_API_KEY": "test-key",
+                    "OPENAI_BASE_URL": model.base_url,
+                    "OPENAI_MODEL": "gpt-4o-mini",
+                },
+            )
+            supervisor.start()
+            try:
+                url = f"http://127.0.0.1:{port}"
+                await asyncio.to_thread(wait_until_ready, url, supervisor, 60)
+                async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                    yield client
+            finally:
+                supervisor.stop()
+    finally:
+        nats.stop()
+
+
+async def test_a_wrong_figure_from_the_model_is_regenerated_to_the_right_one(
+    servers: Servers, tmp_path: Path
+) -> None:
+    replies = [
+        answer_reply("Apple's revenue in fiscal 2023 was $401.2 billion."),
+        answer_reply(RIGHT),
+    ]
+    async with (
+        OpenAIStandIn(replies) as model,
+        pipeline_with_model(servers, tmp_path, model, "t_llm_regenerate") as client,
+    ):
+        body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
+        log = (await client.get(f"/v1/requests/{body['request_id']}")).json()
+    assert body["answer"] == RIGHT
+    assert body["validation"]["passed"] and body["validation"]["attempts"] == 2
+    assert body["generation"]["mode"] == "llm"
+    assert log["attempts"] == 2 and log["tokens"]["answerer"]["model"] == "gpt-4o-mini"
+    assert len(model.requests) == 2
+    assert "$401.2 billion" in model.requests[1]["messages"][-1]["content"]
+
+
+async def test_a_slow_model_is_waited_for_not_redelivered(servers: Servers, tmp_path: Path) -> None:
+    # Three ack waits (1 s each) pass while the model thinks.
+    async with (
+        OpenAIStandIn([answer_reply(RIGHT, delay_seconds=3.0)]) as model,
+        pipeline_with_model(servers, tmp_path, model, "t_llm_slow") as client,
+    ):
+        body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
+    assert body["answer"] == RIGHT
+    assert body["validation"]["attempts"] == 1
+    assert len(model.requests) == 1
