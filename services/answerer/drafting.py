@@ -10,6 +10,7 @@ from services.answerer.formatting import (
     compose_filings_answer,
     compose_metric_answer,
     compose_price_answer,
+    compose_series_answer,
 )
 from services.answerer.intent_answers import (
     compose_definition,
@@ -77,12 +78,14 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     elif route.intent == "filings":
         companies = entities.get("companies") or entities.get("symbols") or [""]
         text, citations = compose_filings_answer(companies[0], sources, missing)
+    elif route.intent == "metric_trend":
+        text, citations = compose_series_answer(facts, sources, missing)
+        text = " ".join([text, *compose_trend(facts)])
+        text = reading_note(entities) + text
     else:
         text, citations = compose_metric_answer(facts, sources, missing)
         if entities.get("comparison"):
             text = " ".join([text, *compose_comparisons(facts)])
-        if route.intent == "metric_trend":
-            text = " ".join([text, *compose_trend(facts)])
         text = reading_note(entities) + text
     if errors and not facts:
         text = " ".join(f"That request could not be run: {error.message}." for error in errors)

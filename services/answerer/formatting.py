@@ -310,6 +310,44 @@ def compose_metric_answer(
     return " ".join(sentences), list(citations.values())
 
 
+def compose_series_answer(
+    facts: list[Fact], sources: list[Source], missing: list[str]
+) -> tuple[str, list[Citation]]:
+    """A range as compact lists: one sentence per company and figure read from filings with
+    three or more periods ("Apple's revenue: fiscal 2019 $260.2 billion (ended 2019-09-28),
+    …"); derived figures keep a sentence each, since their arithmetic is the point."""
+    groups: dict[tuple[str, str, str], list[Fact]] = {}
+    for fact in facts:
+        groups.setdefault((fact.symbol, fact.metric, fact.period_type), []).append(fact)
+    listed = {
+        key
+        for key, group in groups.items()
+        if len(group) >= 3 and all(f.formula is None for f in group) and key[2] != "ttm"
+    }
+    by_id = {source.source_id: source for source in sources}
+    sentences: list[str] = []
+    citations: dict[str, Citation] = {}
+    rest: list[Fact] = []
+    for key, group in groups.items():
+        if key not in listed:
+            rest.extend(group)
+            continue
+        group.sort(key=lambda f: (f.fiscal_year, f.fiscal_quarter or 0))
+        items = [f"{_when(f).removeprefix('in ')} {format_value(f.value, f.unit)}" for f in group]
+        first = group[0]
+        sentences.append(
+            f"{possessive(first.company)} {mid_sentence(first.metric_label)}: {'; '.join(items)}."
+        )
+        for fact in group:
+            source = by_id.get(fact.source_id)
+            if source is not None and source.source_id not in citations:
+                citations[source.source_id] = _citation(fact, source)
+    text, more = compose_metric_answer(rest, sources, missing) if rest or missing else ("", [])
+    for citation in more:
+        citations.setdefault(citation.source_id, citation)
+    return " ".join(part for part in (*sentences, text) if part), list(citations.values())
+
+
 def _source_citation(source: Source) -> Citation:
     return Citation(
         source_id=source.source_id,
