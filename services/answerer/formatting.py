@@ -348,7 +348,7 @@ def compose_series_answer(
     return " ".join(part for part in (*sentences, text) if part), list(citations.values())
 
 
-def _source_citation(source: Source) -> Citation:
+def source_citation(source: Source) -> Citation:
     return Citation(
         source_id=source.source_id,
         label=source.label,
@@ -402,7 +402,7 @@ def compose_price_answer(
     sentences.extend(_missing_sentences(missing, "No data is"))
     if not sentences:
         sentences.append("No prices were found for this question.")
-    return " ".join(sentences), [_source_citation(source) for source in sources]
+    return " ".join(sentences), [source_citation(source) for source in sources]
 
 
 def compose_filings_answer(
@@ -426,4 +426,4 @@ def compose_filings_answer(
     sentences.extend(_missing_sentences(missing, "No data is"))
     if not sentences:
         sentences.append("No filings were found for this question.")
-    return " ".join(sentences), [_source_citation(source) for source in sources]
+    return " ".join(sentences), [source_citation(source) for source in sources]

@@ -17,7 +17,7 @@ import openai
 import structlog
 from openai import AsyncOpenAI
 
-from services.answerer.formatting import format_value
+from services.answerer.formatting import format_value, source_citation
 from shared.contracts import AnswerDrafted, Citation, Fact, Generation, Source, ToolsCompleted
 
 log = structlog.get_logger()
@@ -163,10 +163,4 @@ def _citation(source_id: str, sources: dict[str, Source]) -> Citation:
     source = sources.get(source_id)
     if source is None:
         return Citation(source_id=source_id, label="cited by the model")
-    return Citation(
-        source_id=source.source_id,
-        label=source.label,
-        form=source.form,
-        accession=source.accession,
-        url=source.url,
-    )
+    return source_citation(source)
