@@ -12,7 +12,13 @@ from openai import AsyncOpenAI
 
 from services.answerer.drafting import draft_answer
 from services.answerer.llm_writing import LlmAnswerWriter
-from services.validator.finalizing import MAX_ANSWER_ATTEMPTS, Redo, decide, validate_draft
+from services.validator.finalizing import (
+    MAX_ANSWER_ATTEMPTS,
+    Redo,
+    decide,
+    refetch_route,
+    validate_draft,
+)
 from shared.contracts import (
     AnswerDrafted,
     AnswerValidated,
@@ -177,3 +183,25 @@ async def test_an_answer_still_wrong_after_the_last_attempt_gives_way_to_the_tem
 def test_a_template_answer_is_never_sent_back() -> None:
     shown = decide(draft_answer(completed()), attempt=0)
     assert isinstance(shown, AnswerValidated) and shown.validation.attempts == 1
+
+
+def test_a_refetch_adds_the_held_years_to_an_annual_plan_only() -> None:
+    route = completed().route.model_copy(
+        update={
+            "tool_calls": [
+                ToolCall(
+                    tool="get_financial_metrics",
+                    arguments={"symbols": ["AAPL"], "metrics": ["revenue"], "last": 1},
+                )
+            ]
+        }
+    )
+    refetched = refetch_route(route, [2022])
+    assert refetched is not None
+    assert refetched.tool_calls[0].arguments == {
+        "symbols": ["AAPL"],
+        "metrics": ["revenue"],
+        "fiscal_years": [2022],
+    }
+    assert refetch_route(refetched, [2022]) is None
+    assert refetch_route(route, []) is None

@@ -100,3 +100,22 @@ async def test_a_slow_model_is_waited_for_not_redelivered(servers: Servers, tmp_
     assert body["answer"] == RIGHT
     assert body["validation"]["attempts"] == 1
     assert len(model.requests) == 1
+
+
+async def test_a_held_year_the_model_named_but_was_not_fetched_is_fetched_and_answered(
+    servers: Servers, tmp_path: Path
+) -> None:
+    both = (
+        "Apple's revenue in fiscal 2023 was $383.3 billion, "
+        "down from $394.3 billion in fiscal 2022."
+    )
+    async with (
+        OpenAIStandIn([answer_reply(both), answer_reply(both)]) as model,
+        pipeline_with_model(servers, tmp_path, model, "t_llm_refetch") as client,
+    ):
+        body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
+    assert body["answer"] == both, (body["generation"], body["validation"], len(model.requests))
+    assert body["validation"]["passed"] and body["validation"]["attempts"] == 2
+    assert body["route"]["tool_calls"][0]["arguments"]["fiscal_years"] == [2022, 2023]
+    refetched = json.loads(model.requests[1]["messages"][1]["content"])
+    assert {fact["period"] for fact in refetched["facts"]} == {"FY2022", "FY2023"}

@@ -8,11 +8,13 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from services.validator.checking import check_answer
+from services.validator.numbers import extract_years
 from shared.contracts import (
     AnswerDrafted,
     AnswerValidated,
     Envelope,
     RepairRequest,
+    RouteDecided,
     RouteSummary,
     ToolsCompleted,
     utc_now,
@@ -138,6 +140,61 @@ def decide(draft: AnswerDrafted, attempt: int) -> AnswerValidated | Redo:
         }
     )
     return validate_draft(template, attempt + 1)
+
+
+# Which of the years a model's answer named are held for the companies and figures asked.
+HELD_YEARS_SQL = """
+SELECT DISTINCT fiscal_year FROM metric_values
+WHERE symbol = ANY($1::text[]) AND metric = ANY($2::text[]) AND fiscal_year = ANY($3::int[])
+  AND period_type = 'annual'
+ORDER BY fiscal_year
+"""
+
+
+class Fetcher(Protocol):
+    async def fetch(self, query: str, *args: Any) -> list[Any]: ...
+
+
+def unfetched_years(redo: Redo) -> list[int]:
+    """The fiscal years a rejected answer named that no fetched figure is of: what the
+    model wanted to talk about and the plan did not fetch."""
+    repair = redo.completed.repair
+    if repair is None:
+        return []
+    fetched = {fact.fiscal_year for result in redo.completed.results for fact in result.facts}
+    named = {year.year for year in extract_years(repair.previous_answer)}
+    return sorted(named - fetched)
+
+
+def refetch_route(route: RouteDecided, held: list[int]) -> RouteDecided | None:
+    """The same plan with the held years it missed added, so the next answer has the figures
+    it wanted to talk about; None when there is nothing to add."""
+    calls = route.tool_calls
+    if not held or len(calls) != 1 or calls[0].tool != "get_financial_metrics":
+        return None
+    arguments = dict(calls[0].arguments)
+    if arguments.get("period", "annual") != "annual":
+        return None
+    years = set(arguments.get("fiscal_years") or [])
+    if set(held) <= years:
+        return None
+    arguments.pop("last", None)
+    arguments["fiscal_years"] = sorted(years | set(held))
+    refetched = calls[0].model_copy(update={"arguments": arguments})
+    return route.model_copy(update={"tool_calls": [refetched]})
+
+
+async def refetch_for(db: Fetcher, redo: Redo) -> RouteDecided | None:
+    """A plan that fetches the held years a model's answer named but the tools did not fetch."""
+    route = redo.completed.route
+    years = unfetched_years(redo)
+    if not years or not route.tool_calls:
+        return None
+    arguments = route.tool_calls[0].arguments
+    rows = await db.fetch(
+        HELD_YEARS_SQL, arguments.get("symbols", []), arguments.get("metrics", []), years
+    )
+    return refetch_route(route, [row["fiscal_year"] for row in rows])
 
 
 def validate_draft(draft: AnswerDrafted, attempts: int = 1) -> AnswerValidated:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import time
 
-from services.validator.finalizing import Redo, decide, record_answer, request_record
+from services.validator.finalizing import (
+    Redo,
+    decide,
+    record_answer,
+    refetch_for,
+    request_record,
+)
 from services.validator.settings import ValidatorSettings
 from shared import subjects
 from shared.bus import Forward, Handler, Reply
@@ -20,9 +26,16 @@ async def build_handler(clients: StageClients) -> Handler:
         started = time.perf_counter()
         validated = decide(envelope.payload, envelope.attempt)
         if isinstance(validated, Redo):
-            redo = envelope.carry(validated.completed)
+            # Years the model named that are held but were not fetched: fetch them again.
+            refetch = await refetch_for(pool, validated)
+            subject, payload = (
+                (subjects.ROUTE_DECIDED, refetch)
+                if refetch is not None
+                else (subjects.TOOLS_COMPLETED, validated.completed)
+            )
+            redo = envelope.carry(payload)
             redo.attempt = envelope.attempt + 1
-            return Forward(subjects.TOOLS_COMPLETED, redo)
+            return Forward(subject, redo)
         record = request_record(envelope, (time.perf_counter() - started) * 1000)
         await record_answer(
             pool, envelope.request_id, envelope.conversation_id, envelope.attempt, validated, record
