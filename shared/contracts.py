@@ -236,7 +236,7 @@ Severity = Literal["none", "low", "medium", "high", "critical"]
 
 
 class ValidationIssue(Contract):
-    kind: str  # "number", "year", "citation"
+    kind: str  # "number", "year", "date", "citation", "absence"
     text: str
     message: str
     severity: Severity
@@ -247,6 +247,9 @@ class Validation(Contract):
     severity: Severity
     issues: list[ValidationIssue] = Field(default_factory=list)
     attempts: int = 1  # answers written for this request, the shown one included
+    # What the validator changed before showing a template answer: figures patched with the
+    # fetched value, statements withheld. Empty for an answer shown as written.
+    repairs: list[str] = Field(default_factory=list)
 
 
 class RepairRequest(Contract):

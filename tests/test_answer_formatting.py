@@ -7,15 +7,10 @@ from typing import Any
 
 import pytest
 
-from services.answerer.formatting import (
-    arithmetic,
-    compose_metric_answer,
-    format_money,
-    format_per_share,
-    format_value,
-    possessive,
-)
+from services.answerer.formatting import arithmetic, compose_metric_answer
 from shared.contracts import Fact, FormulaInput, Source
+from shared.english import possessive
+from shared.value_formatting import format_money, format_per_share, format_value
 from tests.helpers import make_fact
 
 APPLE_ACCESSION = "0000320193-23-000106"

@@ -108,5 +108,6 @@ async def test_the_golden_set_passes_offline_through_the_live_pipeline(finq: Run
     summary = format_report(report)
     assert report["intent_accuracy"] >= 0.95, summary
     assert report["answer_correctness"] >= 0.95, summary
-    assert report["grounding_rate"] >= 0.95, summary
+    # Every deterministic answer passes validation as written, on the whole golden set.
+    assert report["grounding_rate"] == 1.0, summary
     assert report["latency_ms"]["p95"] <= report["latency_ms"]["budget"], summary

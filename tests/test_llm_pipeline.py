@@ -119,3 +119,26 @@ async def test_a_held_year_the_model_named_but_was_not_fetched_is_fetched_and_an
     assert body["route"]["tool_calls"][0]["arguments"]["fiscal_years"] == [2022, 2023]
     refetched = json.loads(model.requests[1]["messages"][1]["content"])
     assert {fact["period"] for fact in refetched["facts"]} == {"FY2022", "FY2023"}
+
+
+async def test_a_models_false_no_data_claim_is_checked_against_the_database_and_corrected(
+    servers: Servers, tmp_path: Path
+) -> None:
+    false_claim = (
+        "Apple's revenue in fiscal 2023 was $383.3 billion. "
+        "No data is available for Apple's revenue in fiscal 2022."
+    )
+    both = (
+        "Apple's revenue in fiscal 2023 was $383.3 billion, "
+        "down from $394.3 billion in fiscal 2022."
+    )
+    async with (
+        OpenAIStandIn([answer_reply(false_claim), answer_reply(both)]) as model,
+        pipeline_with_model(servers, tmp_path, model, "t_llm_no_data") as client,
+    ):
+        body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
+        log = (await client.get(f"/v1/requests/{body['request_id']}")).json()
+    assert body["answer"] == both
+    assert body["validation"]["passed"] and body["validation"]["attempts"] == 2
+    assert body["route"]["tool_calls"][0]["arguments"]["fiscal_years"] == [2022, 2023]
+    assert log["attempts"] == 2

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from services.answerer.formatting import format_value, possessive
 from shared.contracts import Fact
+from shared.english import possessive
 from shared.metric_catalog import mid_sentence
+from shared.value_formatting import format_value
 
 
 def _period_words(fact: Fact) -> str:

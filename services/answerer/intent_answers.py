@@ -11,10 +11,11 @@ import ast
 import re
 from collections import defaultdict
 
-from services.answerer.formatting import format_value, possessive
 from shared.contracts import Fact, MetricInfo, ToolError
+from shared.english import possessive
 from shared.intents import INTENTS_BY_NAME
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
+from shared.value_formatting import format_value
 
 _NUMBER_WORDS = {
     "1": "one",

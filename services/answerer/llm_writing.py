@@ -17,8 +17,9 @@ import openai
 import structlog
 from openai import AsyncOpenAI
 
-from services.answerer.formatting import format_value, source_citation
+from services.answerer.formatting import source_citation
 from shared.contracts import AnswerDrafted, Citation, Fact, Generation, Source, ToolsCompleted
+from shared.value_formatting import format_value
 
 log = structlog.get_logger()
 

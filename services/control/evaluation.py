@@ -158,9 +158,18 @@ def score(outcome: Outcome) -> Score:
         problems.append(f"answer {answer[:160]!r}")
 
     validation = body.get("validation") or {}
-    grounded = bool(validation.get("passed")) and not validation.get("issues")
+    # Grounded: passed as written. A template answer the validator had to repair passed
+    # only after a figure was patched or withheld, which is a fault of the answerer.
+    grounded = (
+        bool(validation.get("passed"))
+        and not validation.get("issues")
+        and not validation.get("repairs")
+    )
     if not grounded:
-        problems.append(f"validation {validation.get('severity')}: {validation.get('issues')}")
+        problems.append(
+            f"validation {validation.get('severity')}: {validation.get('issues')} "
+            f"repairs {validation.get('repairs')}"
+        )
     clarification_ok = needs == (golden.expect == "clarify")
     return Score(intent_ok, tools_ok, arguments_ok, answer_ok, grounded, clarification_ok, problems)
 

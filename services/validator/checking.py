@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 
-from services.validator.numbers import ShownNumber, scan
+from services.validator.numbers import Scan, ShownNumber, scan
 from shared.contracts import Citation, Fact, Severity, Source, Validation, ValidationIssue
 
 # A figure may never be looser than this, however few digits it is shown with.
@@ -118,6 +118,12 @@ def _sentence_starts(text: str) -> list[int]:
     return [0, *(match.end() for match in _SENTENCE_BREAK_RE.finditer(text))]
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence, trailing space included, so the spans tile the text."""
+    starts = _sentence_starts(text)
+    return list(zip(starts, [*starts[1:], len(text)], strict=True))
+
+
 def _mentions(sentence: str, name: str) -> bool:
     """`name` as a whole word: "Apple's" names Apple, "Metadata" does not name Meta."""
     start = sentence.find(name)
@@ -192,6 +198,81 @@ def _number_issue(
     return ValidationIssue(kind="number", text=shown.text, message=message, severity="high")
 
 
+class _Sentences:
+    """Each sentence's context (years, companies, loss, absence), read once on demand."""
+
+    def __init__(self, answer: str, shown: Scan, facts: Iterable[Fact]) -> None:
+        self.answer = answer
+        self.shown = shown
+        self.starts = _sentence_starts(answer)
+        self.names = _company_names(facts)
+        self._contexts: dict[int, _Context] = {}
+
+    def span_at(self, offset: int) -> tuple[int, int]:
+        index = bisect_right(self.starts, offset) - 1
+        end = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.answer)
+        return self.starts[index], end
+
+    def context_at(self, offset: int) -> _Context:
+        index = bisect_right(self.starts, offset) - 1
+        if index not in self._contexts:
+            begin, end = self.span_at(offset)
+            sentence = self.answer[begin:end]
+            self._contexts[index] = _Context(
+                years=frozenset(y.year for y in self.shown.years if begin <= y.start < end),
+                symbols=frozenset(
+                    symbol
+                    for symbol, aliases in self.names.items()
+                    if any(_mentions(sentence, alias) for alias in aliases)
+                ),
+                loss=_LOSS_RE.search(sentence) is not None,
+                absence=_ABSENCE_RE.search(sentence) is not None,
+            )
+        return self._contexts[index]
+
+
+@dataclass(frozen=True, slots=True)
+class NumberMiss:
+    """A shown figure no fetched fact backs in its sentence, with the facts that sentence
+    is about: the figures a patch may put in its place."""
+
+    shown: ShownNumber
+    sentence: tuple[int, int]
+    in_context: tuple[Fact, ...]
+    near: _Figure | None
+
+
+def _unit_fits(shown: ShownNumber, unit: str) -> bool:
+    units = _UNITS_FOR_KIND[shown.kind]
+    return units is None or unit in units
+
+
+def number_misses(answer: str, facts: list[Fact]) -> list[NumberMiss]:
+    """Every figure in `answer` that matches no fact (nor an input or constant of a fact's
+    arithmetic) within its shown precision, in its sentence's year and company."""
+    return _misses(_Sentences(answer, scan(answer), facts), facts)
+
+
+def _misses(sentences: _Sentences, facts: list[Fact]) -> list[NumberMiss]:
+    figures = _figures(facts)
+    misses: list[NumberMiss] = []
+    for number in sentences.shown.numbers:
+        context = sentences.context_at(number.start)
+        by_value = [fact for fact in figures if _value_matches(number, fact, context.loss)]
+        if any(_fits(fact, context) for fact in by_value):
+            continue
+        in_context = tuple(
+            fact
+            for fact in facts
+            if _unit_fits(number, fact.unit)
+            and (not context.years or fact.fiscal_year in context.years)
+            and (not context.symbols or fact.symbol in context.symbols)
+        )
+        near = by_value[0] if by_value else None
+        misses.append(NumberMiss(number, sentences.span_at(number.start), in_context, near))
+    return misses
+
+
 def check_answer(
     answer: str, facts: list[Fact], citations: list[Citation], sources: list[Source]
 ) -> Validation:
@@ -201,39 +282,15 @@ def check_answer(
     when nothing reaches "medium"."""
     shown = scan(answer)
     issues: list[ValidationIssue] = []
-
-    starts = _sentence_starts(answer)
-    names = _company_names(facts)
+    sentences = _Sentences(answer, shown, facts)
+    context_at = sentences.context_at
     display = {fact.symbol: fact.company for fact in facts}
-    contexts: dict[int, _Context] = {}
-
-    def context_at(offset: int) -> _Context:
-        index = bisect_right(starts, offset) - 1
-        if index not in contexts:
-            begin = starts[index]
-            end = starts[index + 1] if index + 1 < len(starts) else len(answer)
-            sentence = answer[begin:end]
-            contexts[index] = _Context(
-                years=frozenset(y.year for y in shown.years if begin <= y.start < end),
-                symbols=frozenset(
-                    symbol
-                    for symbol, aliases in names.items()
-                    if any(_mentions(sentence, alias) for alias in aliases)
-                ),
-                loss=_LOSS_RE.search(sentence) is not None,
-                absence=_ABSENCE_RE.search(sentence) is not None,
-            )
-        return contexts[index]
 
     # a, b: each figure matches a fact's value (or an input or constant of its arithmetic)
     # within its shown precision, in its sentence's year and company.
-    figures = _figures(facts)
-    for number in shown.numbers:
-        context = context_at(number.start)
-        by_value = [fact for fact in figures if _value_matches(number, fact, context.loss)]
-        if not any(_fits(fact, context) for fact in by_value):
-            near = by_value[0] if by_value else None
-            issues.append(_number_issue(number, context, display, near))
+    for miss in _misses(sentences, facts):
+        context = context_at(miss.shown.start)
+        issues.append(_number_issue(miss.shown, context, display, miss.near))
 
     # c: years and dates must be periods (or filing dates) of what was fetched.
     known_years: set[int] = set()
@@ -308,6 +365,11 @@ def check_answer(
                 )
             )
 
+    return grade(issues)
+
+
+def grade(issues: Iterable[ValidationIssue]) -> Validation:
+    """The verdict on a list of issues: the worst severity, passing below "medium"."""
     # The same mistake repeated is one issue to the reader.
     unique = list({(i.kind, i.text, i.message): i for i in issues}.values())
     severity: Severity = max(

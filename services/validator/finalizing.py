@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from services.validator.checking import check_answer
+from services.validator.checking import check_answer, grade
 from services.validator.numbers import extract_years
+from services.validator.repairing import (
+    Fetcher,
+    absence_claims,
+    contradiction_issues,
+    held_after_all,
+    patch_numbers,
+    withhold,
+)
 from shared.contracts import (
     AnswerDrafted,
     AnswerValidated,
@@ -17,6 +26,7 @@ from shared.contracts import (
     RouteDecided,
     RouteSummary,
     ToolsCompleted,
+    ValidationIssue,
     utc_now,
 )
 
@@ -111,13 +121,25 @@ class Redo:
     completed: ToolsCompleted
 
 
-def decide(draft: AnswerDrafted, attempt: int) -> AnswerValidated | Redo:
+def decide(
+    draft: AnswerDrafted,
+    attempt: int,
+    contradicted: Sequence[ValidationIssue] = (),
+    template_contradicted: Sequence[ValidationIssue] = (),
+) -> AnswerValidated | Redo:
     """The answer to show, or a redo. A model's answer that fails validation is written
-    again with the findings, at most twice; then the template answer (which passes) is
-    shown and the model's failures recorded. Never a figure that failed validation."""
-    validated = validate_draft(draft, attempt + 1)
-    if validated.validation.passed or draft.generation.mode != "llm":
+    again with the findings, at most twice; then the template answer is shown and the
+    model's failures recorded. A template answer that fails is repaired in place: wrong
+    figures patched, what cannot be patched withheld. Never a figure that failed validation.
+
+    `contradicted` are the answer's "not held" claims the database contradicts, and
+    `template_contradicted` the template answer's (checked by the caller, which has the
+    database)."""
+    validated = validate_draft(draft, attempt + 1, contradicted)
+    if validated.validation.passed:
         return validated
+    if draft.generation.mode != "llm":
+        return repair_template(draft, attempt, contradicted)
     if attempt + 1 < MAX_ANSWER_ATTEMPTS:
         repair = RepairRequest(
             attempt=attempt + 1,
@@ -139,7 +161,30 @@ def decide(draft: AnswerDrafted, attempt: int) -> AnswerValidated | Redo:
             ),
         }
     )
-    return validate_draft(template, attempt + 1)
+    shown = validate_draft(template, attempt + 1, template_contradicted)
+    if shown.validation.passed:
+        return shown
+    return repair_template(template, attempt, template_contradicted)
+
+
+def repair_template(
+    draft: AnswerDrafted, attempt: int, contradicted: Sequence[ValidationIssue] = ()
+) -> AnswerValidated:
+    """A failing template answer made safe to show: each wrong figure patched with the fact
+    its sentence is about, then any sentence still failing (and any unknown citation)
+    withheld. The repairs are listed in `validation.repairs`."""
+    text, repairs = patch_numbers(draft.answer, draft.facts)
+    patched = draft.model_copy(update={"answer": text})
+    still = [issue for issue in contradicted if issue.text in text]
+    validated = validate_draft(patched, attempt + 1, still)
+    if not validated.validation.passed:
+        text, citations, withheld = withhold(text, draft.citations, validated.validation.issues)
+        repairs.extend(withheld)
+        patched = patched.model_copy(update={"answer": text, "citations": citations})
+        still = [issue for issue in still if issue.text in text]
+        validated = validate_draft(patched, attempt + 1, still)
+    validated.validation.repairs = repairs
+    return validated
 
 
 # Which of the years a model's answer named are held for the companies and figures asked.
@@ -149,10 +194,6 @@ WHERE symbol = ANY($1::text[]) AND metric = ANY($2::text[]) AND fiscal_year = AN
   AND period_type = 'annual'
 ORDER BY fiscal_year
 """
-
-
-class Fetcher(Protocol):
-    async def fetch(self, query: str, *args: Any) -> list[Any]: ...
 
 
 def unfetched_years(redo: Redo) -> list[int]:
@@ -197,9 +238,36 @@ async def refetch_for(db: Fetcher, redo: Redo) -> RouteDecided | None:
     return refetch_route(route, [row["fiscal_year"] for row in rows])
 
 
-def validate_draft(draft: AnswerDrafted, attempts: int = 1) -> AnswerValidated:
+async def contradictions(db: Fetcher, answer: str, route: RouteDecided) -> list[ValidationIssue]:
+    """Issues for the "not held" claims in `answer` that the database contradicts."""
+    claims = absence_claims(answer, route)
+    return contradiction_issues(await held_after_all(db, claims)) if claims else []
+
+
+async def settle(
+    db: Fetcher, draft: AnswerDrafted, attempt: int
+) -> AnswerValidated | Redo | RouteDecided:
+    """What the validator does with a draft: show it (repaired if it is a template), send
+    it back to be written again, or send its plan back to the tools when the answer wanted
+    held periods the plan did not fetch. "Not held" claims are checked against the
+    database before anything is shown."""
+    contradicted = await contradictions(db, draft.answer, draft.route)
+    template_contradicted: list[ValidationIssue] = []
+    if draft.template_answer and draft.template_answer != draft.answer:
+        template_contradicted = await contradictions(db, draft.template_answer, draft.route)
+    outcome = decide(draft, attempt, contradicted, template_contradicted)
+    if isinstance(outcome, Redo):
+        return await refetch_for(db, outcome) or outcome
+    return outcome
+
+
+def validate_draft(
+    draft: AnswerDrafted, attempts: int = 1, contradicted: Sequence[ValidationIssue] = ()
+) -> AnswerValidated:
     sources = [source for result in draft.results for source in result.sources]
     validation = check_answer(draft.answer, draft.facts, draft.citations, sources)
+    if contradicted:
+        validation = grade([*validation.issues, *contradicted])
     validation.attempts = attempts
     return AnswerValidated(
         answer=draft.answer,

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import time
 
-from services.validator.finalizing import (
-    Redo,
-    decide,
-    record_answer,
-    refetch_for,
-    request_record,
-)
+from services.validator.finalizing import Redo, record_answer, request_record, settle
 from services.validator.settings import ValidatorSettings
 from shared import subjects
 from shared.bus import Forward, Handler, Reply
-from shared.contracts import AnswerDrafted, Envelope
+from shared.contracts import AnswerDrafted, AnswerValidated, Envelope
 from shared.runtime import StageClients, run, serve_stage
 
 
@@ -24,14 +18,14 @@ async def build_handler(clients: StageClients) -> Handler:
 
     async def handle(envelope: Envelope[AnswerDrafted]) -> Reply | Forward:
         started = time.perf_counter()
-        validated = decide(envelope.payload, envelope.attempt)
-        if isinstance(validated, Redo):
-            # Years the model named that are held but were not fetched: fetch them again.
-            refetch = await refetch_for(pool, validated)
+        validated = await settle(pool, envelope.payload, envelope.attempt)
+        if not isinstance(validated, AnswerValidated):
+            # Written again with the findings, or the plan refetched with the held periods
+            # the answer wanted: either way the next attempt.
             subject, payload = (
-                (subjects.ROUTE_DECIDED, refetch)
-                if refetch is not None
-                else (subjects.TOOLS_COMPLETED, validated.completed)
+                (subjects.TOOLS_COMPLETED, validated.completed)
+                if isinstance(validated, Redo)
+                else (subjects.ROUTE_DECIDED, validated)
             )
             redo = envelope.carry(payload)
             redo.attempt = envelope.attempt + 1

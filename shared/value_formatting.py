@@ -1,0 +1,83 @@
+"""How finq writes a value in its unit: "$383.3 billion", "$6.13", "44.1%", "15,550,061,000
+shares". The answerer writes answers with it and the validator patches a wrong figure with
+it, so both show a value the same way.
+
+Every figure keeps enough digits that its rounding stays well inside the validator's 2%
+cap (see `_ROUNDING_BUDGET`).
+"""
+
+from __future__ import annotations
+
+# Rounding we allow ourselves when shortening a figure, relative to its value. Half the
+# validator's 2% cap, so float noise at the boundary can never make our own text fail.
+_ROUNDING_BUDGET = 0.01
+
+# (threshold, divisor, word): a value moves to the larger word once it would round to
+# 1,000 of the smaller one, so 999.96 billion reads "$1.0 trillion", not "$1,000.0 billion".
+_MONEY_SCALES: tuple[tuple[float, float, str], ...] = (
+    (0.9995e12, 1e12, "trillion"),
+    (0.9995e9, 1e9, "billion"),
+    (0.9995e6, 1e6, "million"),
+)
+
+
+# Enough places for any figure a filing holds; only a cap against a runaway loop.
+_MAX_PLACES = 12
+
+
+def _fixed(value: float, places: int) -> str:
+    """`value` with thousands separators to `places` decimals, or more when `places` would
+    round it off by more than the budget (1.24 → "1.24", not "1.2"; $0.0042 → "$0.0042")."""
+    shown = f"{value:,.{places}f}"
+    while places < _MAX_PLACES:
+        if abs(float(shown.replace(",", "")) - value) <= _ROUNDING_BUDGET * abs(value):
+            break
+        places += 1
+        shown = f"{value:,.{places}f}"
+    return shown
+
+
+def _signed(value: float, body: str) -> str:
+    # The minus goes before the currency sign ("-$1.2 billion"), as people write it, and is
+    # dropped when the shown digits are all zero, since "-$0" reads as a typo.
+    return f"-{body}" if value < 0 and body.strip("$0.,") else body
+
+
+def _scaled(value: float, currency: str) -> str:
+    magnitude = abs(value)
+    for threshold, divisor, word in _MONEY_SCALES:
+        if magnitude >= threshold:
+            return _signed(value, f"{currency}{_fixed(magnitude / divisor, 1)} {word}")
+    return _signed(value, f"{currency}{_fixed(magnitude, 0)}")
+
+
+def format_in_words(value: float) -> str:
+    """A bare count in words: "15.9 billion" (a share count inside arithmetic)."""
+    return _scaled(value, "")
+
+
+def format_money(value: float) -> str:
+    """USD: "$383.3 billion", "$1.2 trillion", "$950.2 million", "$12,345", "-$1.2 billion"."""
+    return _scaled(value, "$")
+
+
+def format_per_share(value: float) -> str:
+    """USD per share: "$6.13", "-$0.11"."""
+    return _signed(value, f"${_fixed(abs(value), 2)}")
+
+
+def format_value(value: float, unit: str) -> str:
+    """A fact's value in its unit. "%" values are percentage points (44.1 → "44.1%")."""
+    if unit == "USD":
+        return format_money(value)
+    if unit == "USD/share":
+        return format_per_share(value)
+    if unit == "%":
+        return f"{_fixed(value, 1)}%"
+    if unit == "shares":
+        return f"{round(value):,} shares"
+    if unit == "x":
+        return f"{_fixed(value, 1)}×"
+    if unit == "days":
+        return f"{_fixed(value, 1)} days"
+    return f"{_fixed(value, 2)} {unit}"
