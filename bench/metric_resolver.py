@@ -35,10 +35,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from shared.embeddings import MiniLMEmbedder  # noqa: E402
 from shared.metric_catalog import METRICS_BY_ID  # noqa: E402
 from shared.metric_resolver import (  # noqa: E402
     MetricResolver,
-    MiniLMEmbedder,
     UnknownMetricPhrase,
 )
 

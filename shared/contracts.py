@@ -41,6 +41,7 @@ class Source(Contract):
     form: str | None = None
     accession: str | None = None
     xbrl_tag: str | None = None
+    page: int | None = None  # a document passage's page
     filed: date | None = None
     url: str | None = None
     # The period a filing covers, so answers that name it can be checked.
@@ -103,6 +104,30 @@ class MetricInfo(Contract):
     aliases: list[str] = Field(default_factory=list)
 
 
+class Passage(Contract):
+    """A chunk of a filing or document that search_documents found, with where it sits."""
+
+    source_id: str  # "doc:<document id>:<chunk index>", also a Source's id
+    document_id: str
+    title: str
+    collection: str
+    symbol: str | None = None
+    company: str | None = None
+    form: str | None = None
+    fiscal_year: int | None = None
+    fiscal_quarter: int | None = None
+    period: str | None = None  # "FY2022", "Q3 FY2023"
+    page: int | None = None
+    page_end: int | None = None  # where a passage that crosses a page break ends
+    source_name: str | None = None  # the file it came from: "APPLE_2022_10K.pdf"
+    chunk_index: int
+    heading: str | None = None
+    text: str
+    is_table: bool = False
+    score: float  # reciprocal-rank fusion of the vector and keyword rankings
+    link: str | None = None
+
+
 class ToolResult(Contract):
     tool: str
     arguments: dict[str, Any]
@@ -112,6 +137,7 @@ class ToolResult(Contract):
     missing: list[str] = Field(default_factory=list)
     error: ToolError | None = None
     metrics: list[MetricInfo] = Field(default_factory=list)  # list_metrics only
+    passages: list[Passage] = Field(default_factory=list)  # search_documents only
 
 
 # --- payloads, one per hop --------------------------------------------------------
@@ -200,6 +226,7 @@ class Citation(Contract):
     form: str | None = None
     accession: str | None = None
     url: str | None = None
+    page: int | None = None  # a document passage's page: answers cite the page
 
 
 class Generation(Contract):

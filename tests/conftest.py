@@ -17,7 +17,7 @@ import pytest
 from services.control.cli import prepare_database, wait_until_ready
 from services.control.servers import NatsServer, PostgresServer, free_port
 from services.control.supervisor import Supervisor
-from shared.metric_resolver import MiniLMEmbedder
+from shared.embeddings import MiniLMEmbedder
 from tests.otlp_capture import OtlpCapture
 
 # Short enough that a test of redelivery after a crash waits seconds, not the default 30.
@@ -80,6 +80,8 @@ def stage_environment(servers: Servers, gateway_port: int, spans: OtlpCapture) -
         "FINQ_LOG_LEVEL": "DEBUG",
         "OTEL_EXPORTER_OTLP_ENDPOINT": spans.endpoint,
         "OTEL_BSP_SCHEDULE_DELAY": "100",
+        # Uploads land under the test session's folder, not the checkout's .finq.
+        "FINQ_DOCUMENT_UPLOAD_DIR": str(servers.postgres.data_dir.parent / "uploads"),
     }
 
 
@@ -124,6 +126,47 @@ async def own_database(servers: Servers, name: str) -> AsyncIterator[str]:
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
+
+
+@asynccontextmanager
+async def own_pipeline(
+    servers: Servers,
+    tmp_path: Path,
+    name: str,
+    env: dict[str, str] | None = None,
+    load_glossary: bool = False,
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The five services on a NATS of their own and a database of their own (the bundled
+    dataset loaded), for tests whose data or settings must not reach the shared pipeline."""
+    nats = NatsServer(tmp_path / "nats", free_port())
+    nats.start()
+    try:
+        async with own_database(servers, name) as dsn:
+            await prepare_database(dsn, load_glossary=load_glossary)
+            port = free_port()
+            supervisor = Supervisor(
+                tmp_path / "logs",
+                {
+                    **os.environ,
+                    "FINQ_NATS_URL": nats.url,
+                    "FINQ_DATABASE_URL": dsn,
+                    "FINQ_GATEWAY_PORT": str(port),
+                    "FINQ_ROUTER_METRIC_EMBEDDINGS": "false",
+                    "FINQ_ROUTER_CLASSIFIER_ENABLED": "false",
+                    "FINQ_DOCUMENT_UPLOAD_DIR": str(tmp_path / "uploads"),
+                    **(env or {}),
+                },
+            )
+            supervisor.start()
+            try:
+                url = f"http://127.0.0.1:{port}"
+                await asyncio.to_thread(wait_until_ready, url, supervisor, 60)
+                async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+                    yield client
+            finally:
+                supervisor.stop()
+    finally:
+        nats.stop()
 
 
 @pytest.fixture

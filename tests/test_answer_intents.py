@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 from services.answerer.drafting import draft_answer
-from services.answerer.intent_answers import compose_trend, formula_in_words
+from services.answerer.intent_answers import compose_trend
 from services.tools.metric_listing import metric_info
 from services.validator.finalizing import validate_draft
 from shared.contracts import (
@@ -17,6 +17,7 @@ from shared.contracts import (
     ToolResult,
     ToolsCompleted,
 )
+from shared.formula_words import formula_in_words
 from shared.metric_catalog import METRICS_BY_ID
 
 CAPABILITIES = "finq answers questions about companies' financial figures for Apple (AAPL)."

@@ -23,6 +23,7 @@ from shared.contracts import (
     AnswerDrafted,
     AnswerValidated,
     Fact,
+    Passage,
     RouteDecided,
     Source,
     ToolCall,
@@ -205,3 +206,49 @@ def test_a_refetch_adds_the_held_years_to_an_annual_plan_only() -> None:
     }
     assert refetch_route(refetched, [2022]) is None
     assert refetch_route(route, []) is None
+
+
+def passages_completed() -> ToolsCompleted:
+    passage = Passage(
+        source_id="doc:d1:4",
+        document_id="d1",
+        title="Apple 10-K FY2022",
+        collection="filings",
+        symbol="AAPL",
+        company="Apple",
+        form="10-K",
+        fiscal_year=2022,
+        period="FY2022",
+        page=8,
+        chunk_index=4,
+        text="As of September 24, 2022, the Company had approximately 164,000 full-time "
+        "equivalent employees.",
+        score=0.03,
+    )
+    route = RouteDecided(
+        question="How many employees did Apple have in its fiscal 2022 10-K?",
+        intent="document_search",
+        tool_calls=[ToolCall(tool="search_documents", arguments={"query": "employees"})],
+    )
+    source = Source(
+        source_id="doc:d1:4", label="Apple's 10-K for FY2022, page 8", fiscal_year=2022, page=8
+    )
+    result = ToolResult(tool="search_documents", arguments={}, passages=[passage], sources=[source])
+    return ToolsCompleted(route=route, results=[result])
+
+
+async def test_a_model_answers_from_numbered_passages_and_its_quotes_are_checked() -> None:
+    tools = passages_completed()
+    async with writer_for(
+        reply("Apple had about 164,000 full-time equivalent employees [1].", []),
+        reply("Apple had about 170,000 employees [1][2].", []),
+    ) as (writer, server):
+        right = await writer.write(tools, draft_answer(tools))
+        wrong = await writer.write(tools, draft_answer(tools))
+    context = json.loads(server.requests[0]["messages"][1]["content"])
+    assert context["passages"][0]["n"] == 1 and context["passages"][0]["page"] == 8
+    assert "facts" not in context
+    assert [c.source_id for c in right.citations] == ["doc:d1:4"]
+    assert validate_draft(right).validation.passed
+    issues = {issue.text for issue in validate_draft(wrong).validation.issues}
+    assert issues == {"170,000", "[2]"}  # not in the passage; no second passage

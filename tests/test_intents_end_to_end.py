@@ -51,13 +51,16 @@ async def test_a_range_is_a_trend_with_every_value_and_a_trend_sentence(
     assert body["validation"]["passed"], body["validation"]
 
 
-async def test_a_document_question_is_told_search_is_not_available_yet(
+async def test_a_document_question_with_no_filings_loaded_says_how_to_load_them(
     client: httpx.AsyncClient,
 ) -> None:
     body = await ask(client, "What did Apple say about supply-chain risk in its 2022 10-K?")
     assert body["route"]["intent"] == "document_search"
     assert tools(body) == ["search_documents"]
-    assert body["answer"].startswith("Searching what filings say is not available")
+    assert body["answer"].startswith(
+        "No passage was found in Apple's 10-K for fiscal 2022 among the documents finq has loaded"
+    )
+    assert "finq ingest filings" in body["answer"]
     assert body["validation"]["passed"], body["validation"]
 
 

@@ -4,20 +4,14 @@ model is a scripted OpenAI-protocol server on loopback; everything else is real.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import httpx
 import pytest
 
-from services.control.cli import prepare_database, wait_until_ready
-from services.control.servers import NatsServer, free_port
-from services.control.supervisor import Supervisor
-from tests.conftest import Servers, own_database
+from tests.conftest import Servers, own_pipeline
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 
 pytestmark = pytest.mark.e2e
@@ -31,42 +25,21 @@ def answer_reply(text: str, delay_seconds: float = 0.0) -> ScriptedReply:
     )
 
 
-@asynccontextmanager
-async def pipeline_with_model(
+def pipeline_with_model(
     servers: Servers, tmp_path: Path, model: OpenAIStandIn, name: str
-) -> AsyncIterator[httpx.AsyncClient]:
+) -> AbstractAsyncContextManager[httpx.AsyncClient]:
     """Five services on a NATS of their own and a database of their own, with the model."""
-    nats = NatsServer(tmp_path / "nats", free_port())
-    nats.start()
-    try:
-        async with own_database(servers, name) as dsn:
-            await prepare_database(dsn)
-            port = free_port()
-            supervisor = Supervisor(
-                tmp_path / "logs",
-                {
-                    **os.environ,
-                    "FINQ_NATS_URL": nats.url,
-                    "FINQ_DATABASE_URL": dsn,
-                    "FINQ_GATEWAY_PORT": str(port),
-                    "FINQ_ACK_WAIT_SECONDS": "1",
-                    "FINQ_ROUTER_METRIC_EMBEDDINGS": "false",
-                    "FINQ_ROUTER_CLASSIFIER_ENABLED": "false",
-                    "OPENAI_API_KEY": "test-key",
-                    "OPENAI_BASE_URL": model.base_url,
-                    "OPENAI_MODEL": "gpt-4o-mini",
-                },
-            )
-            supervisor.start()
-            try:
-                url = f"http://127.0.0.1:{port}"
-                await asyncio.to_thread(wait_until_ready, url, supervisor, 60)
-                async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-                    yield client
-            finally:
-                supervisor.stop()
-    finally:
-        nats.stop()
+    return own_pipeline(
+        servers,
+        tmp_path,
+        name,
+        {
+            "FINQ_ACK_WAIT_SECONDS": "1",
+            "OPENAI_API_KEY": "test-key",
+            "OPENAI_BASE_URL": model.base_url,
+            "OPENAI_MODEL": "gpt-4o-mini",
+        },
+    )
 
 
 async def test_a_wrong_figure_from_the_model_is_regenerated_to_the_right_one(

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from shared.embeddings import MiniLMEmbedder
 from shared.metric_catalog import CATALOG, CATEGORIES, METRICS_BY_ID
-from shared.metric_resolver import MetricResolver, MiniLMEmbedder, UnknownMetricPhrase
+from shared.metric_resolver import MetricResolver, UnknownMetricPhrase
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PHRASES_FILE = REPO_ROOT / "bench" / "metric_phrases.tsv"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from shared.embeddings import MiniLMEmbedder
 from shared.metric_catalog import CATALOG, METRICS_BY_ID, Metric
 from shared.metric_resolver import (
     MetricResolver,
-    MiniLMEmbedder,
     UnknownMetricPhrase,
     catalog_phrases,
     normalize_phrase,

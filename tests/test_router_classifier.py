@@ -12,7 +12,7 @@ from services.router.intent_training import build_dataset, train
 from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
 from shared.contracts import QuestionAsked
-from shared.metric_resolver import MiniLMEmbedder
+from shared.embeddings import MiniLMEmbedder
 
 
 def test_the_dataset_is_seeded_and_no_template_is_in_two_splits() -> None:

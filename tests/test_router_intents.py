@@ -76,11 +76,17 @@ def test_a_definition_plans_the_catalog_entry_of_the_metric() -> None:
     assert arguments(route("What does P/E mean?")) == {"metrics": ["pe_ratio"]}
 
 
-def test_a_term_outside_the_catalog_is_a_definition_without_a_tool() -> None:
+def test_a_term_outside_the_catalog_is_looked_up_in_the_glossary() -> None:
     decided = route("What is a Roth IRA?")
     assert decided.intent == "definition"
-    assert decided.tool_calls == []
+    assert arguments(decided) == {"query": "Roth IRA", "collection": "glossary", "limit": 3}
     assert decided.entities["term"] == "Roth IRA"
+
+
+def test_a_document_named_in_the_question_becomes_the_collection_to_search() -> None:
+    decided = route("What does the MCP course say about tool servers?")
+    assert decided.intent == "document_search"
+    assert arguments(decided)["collection"] == "MCP course"
 
 
 def test_a_document_question_plans_a_filtered_search() -> None:

@@ -21,6 +21,7 @@ from services.answerer.intent_answers import (
     compose_unknown_term,
 )
 from services.answerer.metric_list import compose_metric_list
+from services.answerer.passages import compose_passages_answer, search_scope
 from shared.contracts import AnswerDrafted, Citation, ToolsCompleted
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 
@@ -56,19 +57,30 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     facts = [fact for result in completed.results for fact in result.facts]
     sources = [source for result in completed.results for source in result.sources]
     missing = [item for result in completed.results for item in result.missing]
+    passages = [passage for result in completed.results for passage in result.passages]
     errors = [result.error for result in completed.results if result.error is not None]
     citations: list[Citation] = []
     if route.intent == "out_of_scope":
         text = compose_refusal(capabilities)
     elif route.intent in {"portfolio_overview", "portfolio_position"}:
         text = compose_not_yet(route.intent, capabilities)
-    elif route.intent == "definition" and not route.tool_calls:
+    elif route.intent == "definition" and passages:
+        # A term the catalog does not hold, explained from the glossary's own words.
+        text, citations = compose_passages_answer(route.question, passages, sources)
+    elif route.intent == "definition" and not any(r.metrics for r in completed.results):
         text = compose_unknown_term(entities.get("term", route.question), capabilities)
     elif route.intent == "definition":
         text = compose_definition([m for result in completed.results for m in result.metrics])
     elif route.intent == "document_search":
         unavailable = [e for e in errors if e.code == "tool_unavailable"]
-        text = compose_unavailable(unavailable, entities.get("companies", []))
+        if unavailable:
+            text = compose_unavailable(unavailable, entities.get("companies", []))
+        else:
+            companies = dict(
+                zip(entities.get("symbols", []), entities.get("companies", []), strict=False)
+            )
+            scope = search_scope(route.tool_calls[0].arguments, companies)
+            text, citations = compose_passages_answer(route.question, passages, sources, scope)
         errors = [e for e in errors if e.code != "tool_unavailable"]
     elif route.intent == "list_metrics":
         listed = [metric for result in completed.results for metric in result.metrics]
@@ -87,7 +99,11 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
         if entities.get("comparison"):
             text = " ".join([text, *compose_comparisons(facts)])
         text = reading_note(entities) + text
-    if errors and not facts:
+    if route.intent == "definition":
+        # Without the document index a definition still stands on the catalog, or says the
+        # term is unknown; an unavailable search is not an error to show.
+        errors = [e for e in errors if e.code != "tool_unavailable"]
+    if errors and not facts and not passages:
         text = " ".join(f"That request could not be run: {error.message}." for error in errors)
     return AnswerDrafted(
         route=route,

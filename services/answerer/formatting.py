@@ -287,6 +287,7 @@ def source_citation(source: Source) -> Citation:
         form=source.form,
         accession=source.accession,
         url=source.url,
+        page=source.page,
     )
 
 

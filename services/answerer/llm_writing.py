@@ -18,14 +18,24 @@ import structlog
 from openai import AsyncOpenAI
 
 from services.answerer.formatting import source_citation
-from shared.contracts import AnswerDrafted, Citation, Fact, Generation, Source, ToolsCompleted
+from shared.contracts import (
+    AnswerDrafted,
+    Citation,
+    Fact,
+    Generation,
+    Passage,
+    Source,
+    ToolsCompleted,
+)
 from shared.value_formatting import format_value
 
 log = structlog.get_logger()
 
 # Intents whose answers are figures; the others (refusals, clarifications, definitions)
 # stay templates, where prose adds nothing a model should be trusted with.
-LLM_INTENTS = frozenset({"metric_lookup", "metric_comparison", "metric_trend", "price"})
+LLM_INTENTS = frozenset(
+    {"metric_lookup", "metric_comparison", "metric_trend", "price", "document_search"}
+)
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "name": "finq_answer",
@@ -51,6 +61,28 @@ SYSTEM_PROMPT = (
 )
 
 
+PASSAGES_PROMPT = (
+    "You answer questions about filings and documents for finq. Use ONLY the numbered "
+    "passages given. Mark every statement with the number of the passage it comes from, "
+    "like [1] or [2][3]. Any number you write must be copied exactly as the passage writes "
+    "it. Do not add knowledge of your own and do not give advice. If the passages do not "
+    'answer the question, say so. Reply with JSON: {"answer": the answer, "citations": the '
+    "source ids of the passages you used}."
+)
+
+
+def _passage_line(number: int, passage: Passage) -> dict[str, Any]:
+    return {
+        "n": number,
+        "source_id": passage.source_id,
+        "document": passage.title,
+        "form": passage.form,
+        "period": passage.period,
+        "page": passage.page,
+        "text": passage.text,
+    }
+
+
 def _fact_line(fact: Fact) -> dict[str, Any]:
     return {
         "source_id": fact.source_id,
@@ -67,14 +99,16 @@ def prompt_messages(completed: ToolsCompleted, reference: AnswerDrafted) -> list
     the validator found wrong in it."""
     facts = [fact for result in completed.results for fact in result.facts]
     missing = [item for result in completed.results for item in result.missing]
-    context = {
-        "question": completed.route.question,
-        "facts": [_fact_line(fact) for fact in facts],
-        "not_held": missing,
-        "reference_answer": reference.answer,
-    }
+    passages = [p for result in completed.results for p in result.passages]
+    context: dict[str, Any] = {"question": completed.route.question}
+    if passages:
+        context["passages"] = [_passage_line(n, p) for n, p in enumerate(passages, start=1)]
+    else:
+        context["facts"] = [_fact_line(fact) for fact in facts]
+        context["not_held"] = missing
+    context["reference_answer"] = reference.answer
     messages = [
-        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "system", "content": PASSAGES_PROMPT if passages else SYSTEM_PROMPT},
         {"role": "user", "content": json.dumps(context, ensure_ascii=False)},
     ]
     if completed.repair is not None:
@@ -106,7 +140,8 @@ class LlmAnswerWriter:
 
     async def write(self, completed: ToolsCompleted, reference: AnswerDrafted) -> AnswerDrafted:
         """The model's answer, or `reference` (the deterministic one) saying why not."""
-        if completed.route.intent not in LLM_INTENTS or not reference.facts:
+        passages = [p for result in completed.results for p in result.passages]
+        if completed.route.intent not in LLM_INTENTS or not (reference.facts or passages):
             return reference
         try:
             response = await self.client.chat.completions.create(
@@ -139,6 +174,10 @@ class LlmAnswerWriter:
         if not text:
             return self._fallback(reference, "empty answer", generation)
         sources = {s.source_id: s for r in completed.results for s in r.sources}
+        if passages:
+            # "[n]" is the n-th passage the model was given, so the citations are all of
+            # them, in that order; a made-up id among the model's own list is still checked.
+            cited = [p.source_id for p in passages] + [c for c in cited if c not in sources]
         return reference.model_copy(
             update={
                 "answer": text,

@@ -22,9 +22,13 @@ from shared.subjects import Stage
 STATE_FILE = "state.json"
 
 
-async def prepare_database(dsn: str, load_default: bool = True) -> dict[str, int]:
-    """Create and migrate the database, and load the bundled dataset unless this version of
-    it is already there (a new finq release's dataset is loaded once, over the old one)."""
+async def prepare_database(
+    dsn: str, load_default: bool = True, load_glossary: bool | None = None
+) -> dict[str, int]:
+    """Create and migrate the database, load the bundled dataset unless this version of it
+    is already there (a new finq release's dataset is loaded once, over the old one), and
+    the bundled glossary documents that changed (with `load_glossary`, by default when the
+    dataset is loaded)."""
     import hashlib
 
     import asyncpg
@@ -39,6 +43,8 @@ async def prepare_database(dsn: str, load_default: bool = True) -> dict[str, int
 
     await ensure_database(dsn)
     await migrate(dsn)
+    if load_glossary if load_glossary is not None else load_default:
+        await load_glossary_documents(dsn)
     if not load_default:
         return {}
     digest = hashlib.sha256((DEFAULT_DATASET_DIR / MANIFEST_FILE).read_bytes()).hexdigest()
@@ -56,6 +62,27 @@ async def prepare_database(dsn: str, load_default: bool = True) -> dict[str, int
         return counts
     finally:
         await conn.close()
+
+
+async def load_glossary_documents(dsn: str) -> int:
+    """The glossary's explainers and metric definitions, embedded where they changed."""
+    from services.ingest.documents import load_glossary
+    from shared.db import create_pool
+    from shared.embeddings import EmbeddingSettings, load_embedder
+
+    pool = await create_pool(dsn, min_size=1, max_size=2)
+    try:
+        async with pool.acquire() as conn:
+            stale = await conn.fetchval(
+                "SELECT count(*) FROM documents WHERE collection = 'glossary'"
+            )
+        embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
+        stored = await load_glossary(pool, embedder)
+        if stored:
+            print(f"embedded {len(stored)} glossary documents ({stale} held before)")
+        return len(stored)
+    finally:
+        await pool.close()
 
 
 def wait_until_ready(url: str, supervisor: Supervisor, timeout: float) -> None:
@@ -278,6 +305,66 @@ def command_ingest(args: argparse.Namespace, settings: ControlSettings) -> int:
     return 0
 
 
+def command_ingest_documents(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq ingest docs PATH…` and `finq ingest filings DIR`: parse, chunk, embed, store."""
+    from services.ingest.documents import (
+        DocumentSettings,
+        document_files,
+        ingest_file,
+        ingest_filings_folder,
+    )
+    from shared.db import create_pool
+    from shared.embeddings import EmbeddingSettings, load_embedder
+
+    async def run() -> list[Any]:
+        await prepare_database(settings.database_url, load_default=False)
+        pool = await create_pool(settings.database_url, min_size=1, max_size=4)
+        try:
+            print("loading the embedding model", flush=True)
+            embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
+            chunking = DocumentSettings()
+            if args.kind == "filings":
+                return await ingest_filings_folder(
+                    pool, embedder, Path(args.folder), chunking, True, args.force
+                )
+            overrides = {
+                "symbol": args.symbol,
+                "form": args.form,
+                "fiscal_year": args.fiscal_year,
+                "fiscal_quarter": args.fiscal_quarter,
+                "title": args.title,
+            }
+            stored = []
+            for path in document_files(Path(p) for p in args.paths):
+                print(f"{path}", flush=True)
+                stored.append(
+                    await ingest_file(
+                        pool,
+                        embedder,
+                        path,
+                        collection=args.collection,
+                        settings=chunking,
+                        overrides=overrides,
+                        show_progress_bar=True,
+                        force=args.force,
+                    )
+                )
+            return stored
+        finally:
+            await pool.close()
+
+    try:
+        stored = asyncio.run(run())
+    except Exception as error:
+        print(f"ingest failed: {error}", file=sys.stderr)
+        return 1
+    for item in stored:
+        pages = f"{item.nonempty_pages}/{item.pages} pages, " if item.pages else ""
+        how = "unchanged, kept" if item.reused else f"{item.seconds:.1f} s"
+        print(f"{item.title}: {pages}{item.tables} tables, {item.chunks} chunks ({how})")
+    return 0
+
+
 def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> int:
     """`finq ingest sec TICKER|CIK...`: see services.ingest.sec_api."""
     import asyncpg
@@ -373,7 +460,99 @@ def command_data_check(args: argparse.Namespace, settings: ControlSettings) -> i
     return 1 if report.errors else 0
 
 
-def command_eval(args: argparse.Namespace, _: ControlSettings) -> int:
+def command_eval(args: argparse.Namespace, settings: ControlSettings) -> int:
+    if args.suite == "retrieval":
+        return command_eval_retrieval(args, settings)
+    return command_eval_golden(args)
+
+
+async def evaluate_retrieval(dsn: str, data_dir: Path, report_path: Path | None) -> bool:
+    """Ingest the filings the retrieval questions are about (kept if already held), then
+    score search on them with and without temporal filters. True when hit@5 ≥ 80%."""
+    from services.control.retrieval_eval import (
+        RankedHit,
+        SearchFilters,
+        format_report,
+        load_financebench_questions,
+        load_team_questions,
+        report_json,
+        run_retrieval_eval,
+    )
+    from services.ingest.documents import ingest_file
+    from services.tools.document_search import DocumentSearch
+    from shared.db import create_pool
+    from shared.embeddings import EmbeddingSettings, load_embedder
+    from shared.tool_schemas import FILINGS_COLLECTION, SearchDocumentsArgs
+
+    questions = load_team_questions() + load_financebench_questions(data_dir)
+    needed = sorted({(q.symbol, q.document) for q in questions})
+    pool = await create_pool(dsn, min_size=1, max_size=4)
+    try:
+        embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
+        for symbol, name in needed:
+            path = data_dir / "filings" / symbol / name
+            stored = await ingest_file(
+                pool, embedder, path, collection=FILINGS_COLLECTION, folder_symbol=symbol
+            )
+            how = "held" if stored.reused else f"{stored.seconds:.1f} s"
+            print(f"{stored.title}: {stored.chunks} chunks ({how})", flush=True)
+        documents = DocumentSearch(embedder)
+
+        async def search(query: str, filters: SearchFilters | None) -> list[RankedHit]:
+            args = SearchDocumentsArgs(
+                query=query[:500],
+                symbols=list(filters.symbols) if filters and filters.symbols else None,
+                forms=list(filters.forms) if filters and filters.forms else None,
+                fiscal_year=filters.fiscal_year if filters else None,
+                limit=10,
+            )
+            result = await documents.search(pool, args)
+            return [
+                RankedHit(p.source_name or p.title, p.page or 0, p.page_end)
+                for p in result.passages
+            ]
+
+        reports = await run_retrieval_eval(search, data_dir)
+    finally:
+        await pool.close()
+    print(format_report(reports))
+    if report_path is not None:
+        text = json.dumps(report_json(reports), indent=2)
+        await asyncio.to_thread(report_path.write_text, text)
+        print(f"wrote {report_path} (it quotes FinanceBench questions: do not commit it)")
+    return reports[0].meets_target
+
+
+def command_eval_retrieval(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq eval retrieval`: on a database of its own unless --dsn names one."""
+    import tempfile
+
+    from services.control.servers import free_port
+
+    data_dir = Path(args.data_dir) if args.data_dir else settings.sec_offline_dir.parent
+    if not (data_dir / "filings").is_dir():
+        print(f"no filings under {data_dir}: pass --data-dir (../shared/data)", file=sys.stderr)
+        return 1
+    report = Path(args.report) if args.report else None
+    if args.dsn:
+        met = asyncio.run(evaluate_retrieval(args.dsn, data_dir, report))
+        return 0 if met else 1
+    home = Path(tempfile.mkdtemp(prefix="finq-eval-retrieval-"))
+    postgres = PostgresServer(home / "postgres", free_port())
+    try:
+        print(f"starting PostgreSQL of its own under {home}", flush=True)
+        postgres.start()
+        asyncio.run(prepare_database(postgres.dsn, load_glossary=False))
+        met = asyncio.run(evaluate_retrieval(postgres.dsn, data_dir, report))
+    except ServerError as error:
+        print(f"PostgreSQL could not start: {error}", file=sys.stderr)
+        return 1
+    finally:
+        postgres.stop()
+    return 0 if met else 1
+
+
+def command_eval_golden(args: argparse.Namespace) -> int:
     import tempfile
 
     from services.control.evaluation import (
@@ -444,7 +623,7 @@ def command_eval(args: argparse.Namespace, _: ControlSettings) -> int:
 def command_train_router(args: argparse.Namespace, _: ControlSettings) -> int:
     from services.router.intent_classifier import ARTIFACTS_DIR
     from services.router.intent_training import DEFAULT_PER_TEMPLATE, DEFAULT_SEED, train
-    from shared.metric_resolver import MiniLMEmbedder
+    from shared.embeddings import MiniLMEmbedder
 
     out = Path(args.out) if args.out else ARTIFACTS_DIR
     print("loading MiniLM…", flush=True)
@@ -555,6 +734,27 @@ def build_parser() -> argparse.ArgumentParser:
     ingest_kinds.add_parser("default", help="the bundled default dataset").set_defaults(
         run=command_ingest
     )
+    docs = ingest_kinds.add_parser(
+        "docs", help="documents to search: PDF, EDGAR HTML, DOCX, TXT, MD, course files"
+    )
+    docs.add_argument("paths", nargs="+", help="files or folders")
+    docs.add_argument(
+        "--collection", default=None, help="default: courses for course files, else uploads"
+    )
+    docs.add_argument("--symbol", default=None, help="the company the documents are about")
+    docs.add_argument("--form", default=None, help="e.g. 10-K")
+    docs.add_argument("--fiscal-year", type=int, default=None)
+    docs.add_argument("--fiscal-quarter", type=int, default=None, choices=[1, 2, 3, 4])
+    docs.add_argument("--title", default=None)
+    docs.add_argument("--force", action="store_true", help="embed again even if unchanged")
+    docs.set_defaults(run=command_ingest_documents)
+    filings = ingest_kinds.add_parser(
+        "filings",
+        help="a folder of 10-K/10-Q filings (PDF or EDGAR HTML), sub-folders named by ticker",
+    )
+    filings.add_argument("folder")
+    filings.add_argument("--force", action="store_true", help="embed again even if unchanged")
+    filings.set_defaults(run=command_ingest_documents)
     sec = ingest_kinds.add_parser(
         "sec",
         help="companyfacts and submissions from SEC EDGAR (or files when offline)",
@@ -595,8 +795,13 @@ def build_parser() -> argparse.ArgumentParser:
     aliases.set_defaults(run=command_aliases)
 
     evaluate = commands.add_parser(
-        "eval", help="the golden questions through the live pipeline, scored"
+        "eval",
+        help="golden: the golden questions through the live pipeline, scored; retrieval: "
+        "document search on filings (hit@1, hit@5, MRR with and without temporal filters)",
     )
+    evaluate.add_argument("suite", nargs="?", default="golden", choices=["golden", "retrieval"])
+    evaluate.add_argument("--data-dir", help="retrieval: the reference data (../shared/data)")
+    evaluate.add_argument("--dsn", help="retrieval: a database to use instead of its own")
     evaluate.add_argument("--url", help="a running gateway (default: start one of its own)")
     evaluate.add_argument("--golden", help="golden questions JSONL (default: the bundled set)")
     evaluate.add_argument("--report", help="write the JSON report here")

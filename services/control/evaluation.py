@@ -26,7 +26,7 @@ LATENCY_BUDGET_MS = 5000.0
 # A figure matches when within this share of the expected value (answers show 4 digits).
 FIGURE_TOLERANCE = 0.0005
 
-Expect = Literal["figures", "answer", "no_data", "clarify", "refusal", "not_yet", "unavailable"]
+Expect = Literal["figures", "answer", "no_data", "clarify", "refusal", "not_yet", "no_passage"]
 
 
 class ExpectedFigure(BaseModel):
@@ -146,8 +146,9 @@ def score(outcome: Outcome) -> Score:
         answer_ok = answer_ok and not calls and answer.startswith("That is outside what finq")
     elif golden.expect == "not_yet":
         answer_ok = answer_ok and not calls and "not answered yet" in answer
-    elif golden.expect == "unavailable":
-        answer_ok = answer_ok and "not available in this version" in answer
+    elif golden.expect == "no_passage":
+        # The golden pipeline loads no filings: the answer says so and cites nothing.
+        answer_ok = answer_ok and answer.startswith("No passage was found")
     elif golden.expect == "no_data":
         answer_ok = (
             answer_ok and not needs and ("No figure is held" in answer or "No data" in answer)

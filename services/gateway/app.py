@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import asyncpg
 import structlog
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from nats.aio.client import Client as NatsClient
@@ -31,6 +31,7 @@ from services.gateway.conversations import (
 )
 from services.gateway.request_log import read_request_log
 from services.gateway.settings import GatewaySettings
+from services.gateway.uploads import IngestWorkers, UploadRejected, accept_upload, read_document
 from services.gateway.waiting import PendingAnswers
 from shared import bus, subjects
 from shared.contracts import (
@@ -82,6 +83,7 @@ class GatewayDeps:
     pool: asyncpg.Pool
     pending: PendingAnswers
     reply_subject: str
+    ingest: IngestWorkers
 
 
 def error_response(status: int, code: str, message: str) -> JSONResponse:
@@ -111,6 +113,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
 
             await nc.subscribe(reply_subject, cb=on_reply)
             publisher = bus.Publisher(nc, js, subjects.Stage.GATEWAY)
+            ingest = IngestWorkers(pool, settings, settings, settings.gateway_ingest_workers)
+            await ingest.start()
             app.state.deps = GatewayDeps(
                 settings=settings,
                 nc=nc,
@@ -118,13 +122,17 @@ def create_app(settings: GatewaySettings) -> FastAPI:
                 pool=pool,
                 pending=pending,
                 reply_subject=reply_subject,
+                ingest=ingest,
             )
             republished = await republish_unanswered(
                 pool, publisher, settings.gateway_history_turns
             )
             if republished:
                 log.info("republished unanswered questions", count=republished)
-            yield
+            try:
+                yield
+            finally:
+                await ingest.stop()
         finally:
             with contextlib.suppress(Exception):
                 await nc.drain()
@@ -229,6 +237,62 @@ def register_routes(app: FastAPI) -> None:
         if found is None:
             raise ApiError(404, "request_not_found", f"no logged request {request_id!r} of yours")
         return found
+
+    @app.post(
+        "/v1/documents",
+        status_code=202,
+        responses={status: {"model": ErrorBody} for status in (200, 413, 415, 422, 503)},
+    )
+    async def upload_document(
+        deps: Deps,
+        request: Request,
+        file: Annotated[UploadFile, File(description="PDF, EDGAR HTML, DOCX, TXT or MD")],
+        symbol: Annotated[str | None, Form(pattern=r"^[A-Za-z][A-Za-z.\-]{0,9}$")] = None,
+        form: Annotated[str | None, Form(max_length=20)] = None,
+        fiscal_year: Annotated[int | None, Form(ge=1900, le=2100)] = None,
+        fiscal_quarter: Annotated[int | None, Form(ge=1, le=4)] = None,
+        title: Annotated[str | None, Form(max_length=300)] = None,
+    ) -> JSONResponse:
+        """Upload a document to search. Returns its job (202, or 200 when the same file is
+        already held); GET /v1/documents/{id} reports progress."""
+        limit = deps.settings.document_upload_max_bytes
+        declared = request.headers.get("content-length", "")
+        # Multipart framing adds a little; anything far past the limit is refused unread.
+        if declared.isdigit() and int(declared) > limit + 64 * 1024:
+            raise ApiError(413, "document_too_large", f"the upload is over {limit:,} bytes")
+
+        async def body() -> AsyncIterator[bytes]:
+            while chunk := await file.read(1024 * 1024):
+                yield chunk
+
+        overrides = {
+            "symbol": symbol.upper() if symbol else None,
+            "form": form.upper() if form else None,
+            "fiscal_year": fiscal_year,
+            "fiscal_quarter": fiscal_quarter,
+            "title": title,
+        }
+        try:
+            document, queued = await accept_upload(
+                deps.ingest,
+                file_name=file.filename or "upload",
+                content_type=file.content_type,
+                chunks=body(),
+                user_id=ANONYMOUS_USER,
+                overrides={k: v for k, v in overrides.items() if v is not None},
+            )
+        except UploadRejected as rejected:
+            raise ApiError(rejected.status, rejected.code, rejected.message) from None
+        return JSONResponse(document, status_code=202 if queued else 200)
+
+    @app.get("/v1/documents/{document_id}", responses={404: {"model": ErrorBody}})
+    async def document(document_id: str, deps: Deps) -> JSONResponse:
+        """A document and its ingest job: status (pending, parsing, embedding, ready,
+        failed), progress from 0 to 1, error, pages, tables and chunks."""
+        found = await read_document(deps.pool, document_id, ANONYMOUS_USER)
+        if found is None:
+            raise ApiError(404, "document_not_found", f"no document {document_id!r} of yours")
+        return JSONResponse(found)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from services.ingest.documents import DocumentSettings
+from shared.embeddings import EmbeddingSettings
 from shared.settings import FinqSettings
 
 
-class GatewaySettings(FinqSettings):
+class GatewaySettings(FinqSettings, DocumentSettings, EmbeddingSettings):
     """FINQ_* variables the gateway reads (see shared.settings for the common ones)."""
 
     gateway_host: str = "127.0.0.1"
@@ -17,3 +19,5 @@ class GatewaySettings(FinqSettings):
     # How many earlier turns of a conversation go with each question, so a follow-up can
     # inherit what it leaves out.
     gateway_history_turns: int = Field(default=6, ge=0, le=50)
+    # Uploads read at once; each job parses and embeds off the event loop.
+    gateway_ingest_workers: int = Field(default=1, ge=1, le=8)

@@ -25,13 +25,14 @@ from services.router.settings import RouterSettings
 from shared import subjects
 from shared.bus import Forward, Handler
 from shared.contracts import Envelope, QuestionAsked, RouteDecided
+from shared.embeddings import MiniLMEmbedder
 from shared.metric_aliases import (
     Database,
     confirm_exact_uses,
     load_learned_aliases,
     record_metric_phrases,
 )
-from shared.metric_resolver import MetricResolver, MiniLMEmbedder, Resolution
+from shared.metric_resolver import MetricResolver, Resolution
 from shared.runtime import StageClients, run, serve_stage
 
 log = structlog.get_logger()

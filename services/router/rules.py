@@ -32,6 +32,7 @@ from shared.tool_schemas import (
     GET_FINANCIAL_METRICS,
     GET_PRICES,
     GET_RECENT_FILINGS,
+    GLOSSARY_COLLECTION,
     LIST_METRICS,
     SEARCH_DOCUMENTS,
     TOOL_ARGUMENTS,
@@ -724,6 +725,11 @@ def plan_intent(
         }
         if understanding.periods.fiscal_years:
             arguments["fiscal_year"] = understanding.periods.fiscal_years[0]
+        if understanding.periods.fiscal_quarters:
+            arguments["fiscal_quarter"] = understanding.periods.fiscal_quarters[0]
+        if named := named_document(question):
+            # "the MCP course", "the onboarding guide": resolved against the catalog.
+            arguments["collection"] = named
         return _plan(question, "document_search", SEARCH_DOCUMENTS, arguments, entities, directory)
 
     if intent == "definition":
@@ -735,9 +741,12 @@ def plan_intent(
         if defined:
             arguments = {"metrics": defined}
             return _plan(question, "definition", LIST_METRICS, arguments, entities, directory)
-        entities["term"] = _definition_term(question)
+        term = _definition_term(question)
+        entities["term"] = term
         entities["capabilities"] = capabilities(directory)
-        return RouteDecided(question=question, intent="definition", entities=entities)
+        # Not a metric finq computes: the glossary's explainers may still define it.
+        arguments = {"query": term[:500], "collection": GLOSSARY_COLLECTION, "limit": 3}
+        return _plan(question, "definition", SEARCH_DOCUMENTS, arguments, entities, directory)
 
     if intent == "list_metrics":
         category = metric_list_category(question)
@@ -833,6 +842,20 @@ def _pending(question: str, intent: str, entities: dict[str, Any], clarifying: s
     return RouteDecided(
         question=question, intent="clarify", clarifying_question=clarifying, entities=entities
     )
+
+
+# "the MCP course", "the onboarding handbook", "my notes on options": a document named by
+# the user, looked up in the documents catalog by its words.
+_NAMED_DOCUMENT_RE = re.compile(
+    r"\b(?:the|my|our|that)\s+((?:[\w&.+-]+\s+){0,4}?"
+    r"(?:course|lesson|guide|handbook|slides|deck|notes|whitepaper|white paper|memo|manual))\b",
+    re.IGNORECASE,
+)
+
+
+def named_document(question: str) -> str | None:
+    match = _NAMED_DOCUMENT_RE.search(question)
+    return match.group(1) if match else None
 
 
 def _plan(

@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from services.tools.document_search import DocumentSearch
 from services.tools.runner import run_route
 from services.tools.settings import ToolsSettings
 from shared import subjects
 from shared.bus import Forward, Handler
 from shared.contracts import Envelope, RouteDecided
+from shared.embeddings import load_embedder
 from shared.runtime import StageClients, run, serve_stage
+
+
+async def load_document_search(settings: ToolsSettings) -> DocumentSearch | None:
+    if not settings.tools_document_search:
+        return None
+    # Loading torch and the model takes seconds: off the event loop.
+    return DocumentSearch(await asyncio.to_thread(load_embedder, settings))
 
 
 async def build_handler(clients: StageClients) -> Handler:
     pool = clients.pool
     assert pool is not None
+    settings = clients.settings
+    assert isinstance(settings, ToolsSettings)
+    documents = await load_document_search(settings)
 
     async def handle(envelope: Envelope[RouteDecided]) -> Forward:
-        completed = await run_route(pool, envelope.payload)
+        completed = await run_route(pool, envelope.payload, documents)
         return Forward(subjects.TOOLS_COMPLETED, envelope.carry(completed))
 
     return handle  # type: ignore[return-value]

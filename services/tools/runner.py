@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from services.tools.document_search import DocumentSearch
 from services.tools.filings import get_recent_filings
 from services.tools.financial_metrics import get_financial_metrics
 from services.tools.metric_listing import list_metrics
@@ -19,6 +20,7 @@ from shared.tool_schemas import (
     GET_PRICES,
     GET_RECENT_FILINGS,
     LIST_METRICS,
+    SEARCH_DOCUMENTS,
     TOOL_ARGUMENTS,
 )
 
@@ -38,7 +40,9 @@ def _refusal(call: ToolCall, code: str, message: str) -> ToolResult:
     )
 
 
-async def run_tool_call(db: Fetcher, intent: str, call: ToolCall) -> ToolResult:
+async def run_tool_call(
+    db: Fetcher, intent: str, call: ToolCall, documents: DocumentSearch | None = None
+) -> ToolResult:
     if not tool_allowed(intent, call.tool):
         return _refusal(
             call,
@@ -53,6 +57,8 @@ async def run_tool_call(db: Fetcher, intent: str, call: ToolCall) -> ToolResult:
             "invalid_arguments",
             "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()),
         )
+    if call.tool == SEARCH_DOCUMENTS and documents is not None:
+        return await documents.search(db, args)
     tool = TOOLS.get(call.tool)
     if tool is None:
         return _refusal(
@@ -63,6 +69,8 @@ async def run_tool_call(db: Fetcher, intent: str, call: ToolCall) -> ToolResult:
     return await tool(db, args)
 
 
-async def run_route(db: Fetcher, route: RouteDecided) -> ToolsCompleted:
-    results = [await run_tool_call(db, route.intent, call) for call in route.tool_calls]
+async def run_route(
+    db: Fetcher, route: RouteDecided, documents: DocumentSearch | None = None
+) -> ToolsCompleted:
+    results = [await run_tool_call(db, route.intent, call, documents) for call in route.tool_calls]
     return ToolsCompleted(route=route, results=results)

@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+from shared.embeddings import EmbeddingSettings
 from shared.settings import StageSettings
 
 
-class ToolsSettings(StageSettings):
+class ToolsSettings(StageSettings, EmbeddingSettings):
     """FINQ_* variables the tools service reads (see shared.settings for the common ones)."""
+
+    # search_documents embeds each query, so the tools service loads the embedder at start
+    # (a few seconds and ~300 MB for MiniLM). Off: the tool answers "not set up".
+    tools_document_search: bool = True

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -48,7 +48,8 @@ _LOSS_RE = re.compile(r"\b(?:loss|losses|deficit|negative)\b", re.IGNORECASE)
 # Sentences saying a figure is absent claim nothing; the years they name (asked-for and
 # held ranges, "fiscal 2031 (held: fiscal 2010 to 2024)") are not fetched periods.
 _ABSENCE_RE = re.compile(
-    r"\bno (?:figures?|data|values?) (?:is|are|was|were) (?:held|found|available)\b",
+    r"\bno (?:figures?|data|values?|passages?|documents?) (?:is|are|was|were) "
+    r"(?:held|found|available)\b",
     re.IGNORECASE,
 )
 
@@ -273,13 +274,31 @@ def _misses(sentences: _Sentences, facts: list[Fact]) -> list[NumberMiss]:
     return misses
 
 
+_SHOWN_DIGITS_RE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def quoted_in(shown: ShownNumber, passages: Sequence[str]) -> bool:
+    """Whether the figure's digits stand, as a whole number, in one of the passages: a
+    quote from a filing is grounded by the filing's own words."""
+    digits = _SHOWN_DIGITS_RE.search(shown.text)
+    if digits is None:
+        return False
+    pattern = re.compile(rf"(?<![\d,.]){re.escape(digits.group())}(?![\d]|[.,]\d)")
+    return any(pattern.search(passage) for passage in passages)
+
+
 def check_answer(
-    answer: str, facts: list[Fact], citations: list[Citation], sources: list[Source]
+    answer: str,
+    facts: list[Fact],
+    citations: list[Citation],
+    sources: list[Source],
+    passages: Sequence[str] = (),
 ) -> Validation:
     """Every figure, year, date, citation and accession in `answer` must be backed by
-    `facts` and `sources`. Figures off or under the wrong year/company are "high", unknown
-    years and dates "medium", unknown citations and accessions "critical"; the answer passes
-    when nothing reaches "medium"."""
+    `facts`, `sources` or (for quotes) `passages`. Figures off or under the wrong
+    year/company are "high", unknown years and dates "medium", unknown citations, `[n]`
+    markers past the citations and accessions "critical"; the answer passes when nothing
+    reaches "medium"."""
     shown = scan(answer)
     issues: list[ValidationIssue] = []
     sentences = _Sentences(answer, shown, facts)
@@ -289,6 +308,8 @@ def check_answer(
     # a, b: each figure matches a fact's value (or an input or constant of its arithmetic)
     # within its shown precision, in its sentence's year and company.
     for miss in _misses(sentences, facts):
+        if passages and quoted_in(miss.shown, passages):
+            continue
         context = context_at(miss.shown.start)
         issues.append(_number_issue(miss.shown, context, display, miss.near))
 
@@ -302,6 +323,10 @@ def check_answer(
                 known_years.add(day.year)
         if source.fiscal_year is not None:
             known_years.add(source.fiscal_year)
+    for passage in passages:
+        quoted = scan(passage)
+        known_years.update(year.year for year in quoted.years)
+        known_dates.update(day.value for day in quoted.dates)
     for fact in facts:
         known_years.add(fact.fiscal_year)
         # The arithmetic names its inputs' periods ("$50.7 billion at the end of fiscal 2022").
@@ -353,6 +378,16 @@ def check_answer(
                 kind="citation", text=citation.source_id, message=message, severity="critical"
             )
         )
+    for marker in dict.fromkeys(shown.markers):
+        if not 1 <= marker <= len(citations):
+            issues.append(
+                ValidationIssue(
+                    kind="citation",
+                    text=f"[{marker}]",
+                    message=f"[{marker}] cites nothing: the answer has {len(citations)} citations",
+                    severity="critical",
+                )
+            )
     held = {source.accession.replace("-", "") for source in sources if source.accession}
     for accession in shown.accessions:
         if accession.digits not in held:

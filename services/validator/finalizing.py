@@ -265,7 +265,8 @@ def validate_draft(
     draft: AnswerDrafted, attempts: int = 1, contradicted: Sequence[ValidationIssue] = ()
 ) -> AnswerValidated:
     sources = [source for result in draft.results for source in result.sources]
-    validation = check_answer(draft.answer, draft.facts, draft.citations, sources)
+    passages = [passage.text for result in draft.results for passage in result.passages]
+    validation = check_answer(draft.answer, draft.facts, draft.citations, sources, passages)
     if contradicted:
         validation = grade([*validation.issues, *contradicted])
     validation.attempts = attempts

@@ -37,6 +37,8 @@ _TOKEN_RE = re.compile(
       (?P<url>\bhttps?://[^\s)>\]]+)
     | (?P<tag>\b[a-z][a-z0-9-]*:[A-Z][A-Za-z0-9_]*)
     | (?P<footnote>\[\d{1,3}\])
+    # "page 12", "pages 40-41": where a quoted passage sits, not a figure.
+    | (?P<page>\b(?:[Pp]ages?|p\.)[ \u00a0]?\d{1,4}(?:[ \u00a0]?[-–][ \u00a0]?\d{1,4})?(?![\w.,]\d))
     | (?P<accession>(?<![\w-])\d{10}-?\d{2}-?\d{6}(?![\w-]))
     | (?P<date>(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-]))
     | (?P<year>
@@ -127,6 +129,8 @@ class Scan:
     years: list[ShownYear]
     dates: list[ShownDate]
     accessions: list[ShownAccession]
+    # "[n]" citation markers, by number.
+    markers: list[int]
 
 
 def _number(match: re.Match[str]) -> ShownNumber:
@@ -171,6 +175,7 @@ def scan(text: str) -> Scan:
     years: list[ShownYear] = []
     dates: list[ShownDate] = []
     accessions: list[ShownAccession] = []
+    markers: list[int] = []
     for match in _TOKEN_RE.finditer(text):
         group = match.lastgroup
         if group == "number":
@@ -185,7 +190,9 @@ def scan(text: str) -> Scan:
             dates.append(ShownDate(match.group(), value, *match.span()))
         elif group == "accession":
             accessions.append(ShownAccession(match.group(), *match.span()))
-    return Scan(numbers, years, dates, accessions)
+        elif group == "footnote":
+            markers.append(int(match.group()[1:-1]))
+    return Scan(numbers, years, dates, accessions, markers)
 
 
 def extract_numbers(text: str) -> list[ShownNumber]:

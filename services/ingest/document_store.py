@@ -1,0 +1,268 @@
+"""Writes parsed documents into `documents` and `chunks`: chunked, given temporal context,
+embedded, and stored with their filter fields, so search can filter and rank them.
+
+The embedding column is typed by the store, not the migration: its dimension follows the
+embedder setting (384 for the bundled MiniLM, whatever `FINQ_EMBEDDING_DIMENSIONS` says for
+an OpenAI model), and the HNSW index is built for that type.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+import numpy as np
+
+from services.ingest.chunking import Chunk, chunk_document
+from services.ingest.document_model import ParsedDocument
+from services.ingest.temporal import context_prefix, extract_temporal, temporal_metadata
+from shared.embeddings import Embedder
+
+# The store's own advisory lock key, so two ingests do not retype the column at once.
+_SCHEMA_LOCK_KEY = 0x66696E7164  # "finqd"
+EMBED_BATCH = 64
+
+
+class EmbeddingDimensionMismatch(RuntimeError):
+    """Chunks already hold vectors of another dimension than the embedder's."""
+
+
+async def ensure_embedding_column(conn: asyncpg.Connection, dimensions: int) -> None:
+    """Type `chunks.embedding` as vector(dimensions) with its HNSW index, once. A database
+    whose chunks hold another dimension is refused with what to do about it."""
+    current = await conn.fetchval(
+        "SELECT atttypmod FROM pg_attribute "
+        "WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
+    )
+    if current == dimensions:
+        return
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", _SCHEMA_LOCK_KEY)
+        current = await conn.fetchval(
+            "SELECT atttypmod FROM pg_attribute "
+            "WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
+        )
+        if current == dimensions:
+            return
+        held = await conn.fetchval("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL")
+        if held:
+            raise EmbeddingDimensionMismatch(
+                f"the chunks table holds {held} vectors of {current} dimensions and the "
+                f"embedder makes {dimensions}; delete the documents (finq documents clear) "
+                "or set FINQ_EMBEDDING_PROVIDER/FINQ_EMBEDDING_DIMENSIONS back"
+            )
+        await conn.execute("DROP INDEX IF EXISTS chunks_embedding_hnsw")
+        await conn.execute(
+            f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({int(dimensions)})"
+        )
+        await conn.execute(
+            "CREATE INDEX chunks_embedding_hnsw ON chunks "
+            "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedChunk:
+    """A chunk with its temporal context, ready to embed and store."""
+
+    chunk: Chunk
+    context: str
+    temporal: dict[str, Any]
+
+    @property
+    def embedded_text(self) -> str:
+        # The prefix tells the embedding which periods the passage is about.
+        return f"{self.context}\n{self.chunk.text}" if self.context else self.chunk.text
+
+
+def fiscal_year_end_month(fiscal_year_end: str | None) -> int:
+    """SEC's "0926" → 9; a year end in the first days of a month belongs to the month
+    before (52/53-week years that end on "0103" close the December year)."""
+    if not fiscal_year_end or len(fiscal_year_end) != 4:
+        return 12
+    month, day = int(fiscal_year_end[:2]), int(fiscal_year_end[2:])
+    return (month - 1 or 12) if day <= 7 else month
+
+
+def prepare_chunks(
+    document: ParsedDocument, size: int, overlap: int, year_end_month: int = 12
+) -> list[PreparedChunk]:
+    """Chunks of `document` with the temporal context each one states, resolved against the
+    document's own date (period end, else filing date)."""
+    anchor = document.period_end or document.filed
+    prepared: list[PreparedChunk] = []
+    for chunk in chunk_document(document.blocks, size=size, overlap=overlap):
+        mentions = extract_temporal(chunk.text, anchor, year_end_month)
+        prepared.append(
+            PreparedChunk(chunk, context_prefix(mentions), dict(temporal_metadata(mentions)))
+        )
+    return prepared
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    document_id: str
+    title: str
+    chunks: int
+    tables: int
+    pages: int | None
+    nonempty_pages: int | None
+    seconds: float
+    reused: bool = False  # already stored as it is: nothing was embedded
+
+
+UPSERT_DOCUMENT_SQL = """
+INSERT INTO documents (id, collection, title, doc_type, symbol, company, form, fiscal_year,
+                       fiscal_quarter, period_end, filed, source_name, source_url,
+                       content_sha256, page_count, nonempty_page_count, table_count,
+                       metadata, status, progress, user_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+        $18::jsonb, 'embedding', 0, $19)
+ON CONFLICT (collection, content_sha256, (coalesce(user_id, ''))) DO UPDATE SET
+    title = EXCLUDED.title, doc_type = EXCLUDED.doc_type, symbol = EXCLUDED.symbol,
+    company = EXCLUDED.company, form = EXCLUDED.form, fiscal_year = EXCLUDED.fiscal_year,
+    fiscal_quarter = EXCLUDED.fiscal_quarter, period_end = EXCLUDED.period_end,
+    filed = EXCLUDED.filed, source_name = EXCLUDED.source_name,
+    source_url = EXCLUDED.source_url, page_count = EXCLUDED.page_count,
+    nonempty_page_count = EXCLUDED.nonempty_page_count, table_count = EXCLUDED.table_count,
+    metadata = EXCLUDED.metadata, status = 'embedding', progress = 0, error = NULL,
+    updated_at = now()
+RETURNING id
+"""
+
+CHUNK_COLUMNS = (
+    "document_id", "chunk_index", "page", "page_end", "heading", "text", "context",
+    "is_table", "table_number", "quality", "temporal", "collection", "symbol", "form",
+    "fiscal_year", "fiscal_quarter", "period_end", "embedding",
+)  # fmt: skip
+
+
+def _metadata(document: ParsedDocument) -> str:
+    extra: dict[str, Any] = {}
+    if document.instructor:
+        extra["instructor"] = document.instructor
+    if document.lessons:
+        extra["lessons"] = [
+            {"number": lesson.number, "title": lesson.title, "link": lesson.link}
+            for lesson in document.lessons
+        ]
+    return json.dumps(extra)
+
+
+async def set_progress(
+    pool: asyncpg.Pool, document_id: str, status: str, progress: float, error: Any = None
+) -> None:
+    await pool.execute(
+        "UPDATE documents SET status = $2, progress = $3, error = $4::jsonb, updated_at = now() "
+        "WHERE id = $1",
+        uuid.UUID(document_id),
+        status,
+        progress,
+        json.dumps(error) if error is not None else None,
+    )
+
+
+async def store_document(
+    pool: asyncpg.Pool,
+    embedder: Embedder,
+    document: ParsedDocument,
+    *,
+    collection: str,
+    digest: str,
+    size: int = 1000,
+    overlap: int = 200,
+    year_end_month: int = 12,
+    user_id: str | None = None,
+    document_id: str | None = None,
+    show_progress_bar: bool = False,
+) -> StoredDocument:
+    """Chunk, embed and store `document` (replacing the chunks of the same bytes stored
+    before). The document row's status and progress follow the work."""
+    started = time.perf_counter()
+    prepared = await asyncio.to_thread(prepare_chunks, document, size, overlap, year_end_month)
+    async with pool.acquire() as conn:
+        await ensure_embedding_column(conn, embedder.dimensions)
+        row_id = await conn.fetchval(
+            UPSERT_DOCUMENT_SQL,
+            uuid.UUID(document_id) if document_id else uuid.uuid4(),
+            collection,
+            document.title,
+            document.doc_type,
+            document.symbol,
+            document.company,
+            document.form,
+            document.fiscal_year,
+            document.fiscal_quarter,
+            document.period_end,
+            document.filed,
+            document.source_name,
+            document.source_url,
+            digest,
+            document.page_count,
+            document.nonempty_page_count,
+            document.table_count,
+            _metadata(document),
+            user_id,
+        )
+    stored_id = str(row_id)
+    vectors = await _embed(embedder, prepared, pool, stored_id, show_progress_bar)
+    records = [
+        (
+            row_id, item.chunk.chunk_index, item.chunk.page, item.chunk.page_end,
+            item.chunk.heading, item.chunk.text, item.context, item.chunk.is_table,
+            item.chunk.table_number, item.chunk.quality, json.dumps(item.temporal), collection,
+            document.symbol, document.form, document.fiscal_year, document.fiscal_quarter,
+            document.period_end, vector,
+        )
+        for item, vector in zip(prepared, vectors, strict=True)
+    ]  # fmt: skip
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("DELETE FROM chunks WHERE document_id = $1", row_id)
+        await conn.copy_records_to_table("chunks", records=records, columns=CHUNK_COLUMNS)
+        await conn.execute(
+            "UPDATE documents SET status = 'ready', progress = 1, chunk_count = $2, "
+            "updated_at = now() WHERE id = $1",
+            row_id,
+            len(records),
+        )
+    return StoredDocument(
+        document_id=stored_id,
+        title=document.title,
+        chunks=len(records),
+        tables=document.table_count,
+        pages=document.page_count,
+        nonempty_pages=document.nonempty_page_count,
+        seconds=time.perf_counter() - started,
+    )
+
+
+async def _embed(
+    embedder: Embedder,
+    prepared: Sequence[PreparedChunk],
+    pool: asyncpg.Pool,
+    document_id: str,
+    show_progress_bar: bool,
+) -> list[np.ndarray]:
+    """Vectors for the chunks: in one call with a progress bar on a terminal, else in
+    batches, each recorded as the document's progress for whoever polls the job."""
+    texts = [item.embedded_text for item in prepared]
+    if show_progress_bar:
+        return list(await asyncio.to_thread(embedder.encode, texts, progress=True))
+    out: list[np.ndarray] = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        batch = texts[start : start + EMBED_BATCH]
+        out.extend(await asyncio.to_thread(embedder.encode, batch))
+        done = (start + len(batch)) / len(texts)
+        await set_progress(pool, document_id, "embedding", round(0.2 + 0.8 * done, 3))
+    return out

@@ -1,0 +1,358 @@
+"""search_documents: passages of filings and documents that answer a query, found by two
+rankings fused (reciprocal rank fusion): the query's embedding against the chunks' (HNSW,
+cosine) and its words against the chunks' `tsvector`. Filters (company, form, fiscal year
+and quarter, period span, collection) apply inside both rankings, and pgvector's iterative
+index scan keeps reading the index until enough filtered rows are found, so a narrow filter
+does not starve the vector ranking.
+
+A `collection` that is not a collection's name is read as a document's name ("the MCP
+course", "Apple's 2021 annual report") and resolved against the catalog of documents first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from shared.contracts import Passage, Source, ToolError, ToolResult
+from shared.embeddings import Embedder
+from shared.english import possessive
+from shared.tool_schemas import SEARCH_DOCUMENTS, SearchDocumentsArgs
+
+# How far down each ranking fusion looks, and RRF's damping constant (the usual 60).
+CANDIDATES = 50
+RRF_K = 60
+# Index candidates HNSW visits per query; iterative scan extends it under filters.
+EF_SEARCH = 100
+
+_WORD_RE = re.compile(r"[a-z0-9]+")
+# Words that only say "find me something" carry no topic; the rest are OR-ed, so a passage
+# with more of the question's words ranks higher without needing all of them.
+_QUERY_NOISE = frozenset(
+    {
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "did",
+        "does",
+        "do",
+        "is",
+        "are",
+        "was",
+        "were",
+        "say",
+        "said",
+        "says",
+        "tell",
+        "me",
+        "about",
+        "describe",
+        "described",
+        "list",
+        "listed",
+        "its",
+        "their",
+        "the",
+        "a",
+        "an",
+        "of",
+        "in",
+        "on",
+        "for",
+        "to",
+        "and",
+        "or",
+        "from",
+        "with",
+        "by",
+        "as",
+        "at",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "company",
+        "company's",
+        "report",
+        "filing",
+        "document",
+        "annual",
+        "quarterly",
+        "10",
+        "k",
+        "q",
+    }
+)
+
+SEARCH_SQL = """
+WITH vector_hits AS (
+    SELECT id, row_number() OVER (ORDER BY distance) AS rank
+    FROM (
+        SELECT id, embedding <=> $1 AS distance FROM chunks c
+        WHERE embedding IS NOT NULL AND {where}
+        ORDER BY embedding <=> $1 LIMIT $3
+    ) nearest
+), keyword_hits AS (
+    SELECT id, row_number() OVER (ORDER BY weight DESC, id) AS rank
+    FROM (
+        SELECT id, ts_rank_cd(tsv, query) AS weight
+        FROM chunks c, to_tsquery('english', $2) query
+        WHERE $2 <> '' AND tsv @@ query AND {where}
+        ORDER BY weight DESC LIMIT $3
+    ) matching
+), fused AS (
+    SELECT id, coalesce(1.0 / ($5 + v.rank), 0) + coalesce(1.0 / ($5 + k.rank), 0) AS score
+    FROM vector_hits v FULL OUTER JOIN keyword_hits k USING (id)
+)
+SELECT f.score, c.document_id, c.chunk_index, c.page, c.page_end, c.heading, c.text, c.is_table,
+       c.collection, c.symbol, c.form, c.fiscal_year, c.fiscal_quarter, c.period_end,
+       d.title, d.company, d.source_url, d.source_name, d.filed, d.doc_type
+FROM fused f JOIN chunks c ON c.id = f.id JOIN documents d ON d.id = c.document_id
+ORDER BY f.score DESC, c.document_id, c.chunk_index
+LIMIT $4
+"""
+
+CATALOG_SQL = """
+SELECT DISTINCT collection FROM documents WHERE collection = $1
+"""
+
+# Documents whose title, file name or company-form-year names the phrase's words.
+CATALOG_TITLES_SQL = """
+SELECT id FROM documents
+WHERE status = 'ready' AND (
+    SELECT bool_and(
+        lower(title || ' ' || coalesce(source_name, '') || ' ' || coalesce(company, '') || ' '
+              || coalesce(form, '') || ' ' || coalesce(fiscal_year::text, '') || ' ' || doc_type)
+        LIKE '%' || word || '%')
+    FROM unnest($1::text[]) AS word
+)
+LIMIT 50
+"""
+
+_CATALOG_NOISE = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "its",
+        "their",
+        "of",
+        "in",
+        "on",
+        "for",
+        "to",
+        "course",
+        "courses",
+        "document",
+        "documents",
+        "file",
+        "report",
+        "filing",
+        "s",
+    }
+)
+_CATALOG_SYNONYMS = {"annual": "10-k", "quarterly": "10-q"}
+
+
+def keyword_query(text: str) -> str:
+    """The query's topic words OR-ed for `to_tsquery` ("supply | chain | risk"); only
+    [a-z0-9] words, so nothing in the text can reach the tsquery syntax."""
+    words = [w for w in _WORD_RE.findall(text.lower()) if w not in _QUERY_NOISE and len(w) > 1]
+    return " | ".join(dict.fromkeys(words))
+
+
+def catalog_words(phrase: str) -> list[str]:
+    """A document name's distinctive words: "Apple's 2021 annual report" → apple, 2021, 10-k."""
+    words = re.findall(r"[a-z0-9][a-z0-9\-]*", phrase.lower().replace("'s", ""))
+    return [_CATALOG_SYNONYMS.get(w, w) for w in words if w not in _CATALOG_NOISE]
+
+
+@dataclass(frozen=True, slots=True)
+class _Filters:
+    where: str
+    values: list[Any]
+
+
+def _filters(args: SearchDocumentsArgs, document_ids: list[str] | None, first: int) -> _Filters:
+    """The WHERE clause over `chunks c` and its values, numbered from `$first`."""
+    clauses: list[str] = []
+    values: list[Any] = []
+
+    def add(clause: str, value: Any) -> None:
+        values.append(value)
+        clauses.append(clause.format(f"${first + len(values) - 1}"))
+
+    if args.symbols:
+        add("c.symbol = ANY({}::text[])", args.symbols)
+    if args.forms:
+        add("c.form = ANY({}::text[])", args.forms)
+    if args.fiscal_year is not None:
+        add("c.fiscal_year = {}", args.fiscal_year)
+    if args.fiscal_quarter is not None:
+        add("c.fiscal_quarter = {}", args.fiscal_quarter)
+    if args.from_date is not None:
+        add("c.period_end >= {}", args.from_date)
+    if args.to_date is not None:
+        add("c.period_end <= {}", args.to_date)
+    if document_ids is not None:
+        add("c.document_id = ANY({}::uuid[])", document_ids)
+    elif args.collection:
+        add("c.collection = {}", args.collection)
+    return _Filters(" AND ".join(clauses) or "TRUE", values)
+
+
+def period_label(form: str | None, fiscal_year: int | None, fiscal_quarter: int | None) -> str:
+    if fiscal_year is None:
+        return ""
+    if fiscal_quarter:
+        return f"Q{fiscal_quarter} FY{fiscal_year}"
+    return f"FY{fiscal_year}"
+
+
+def _passage(row: Any) -> Passage:
+    document_id = str(row["document_id"])
+    link = row["source_url"]
+    if link and row["page"] and row["doc_type"] == "pdf":
+        link = f"{link}#page={row['page']}"
+    return Passage(
+        source_id=f"doc:{document_id}:{row['chunk_index']}",
+        document_id=document_id,
+        title=row["title"],
+        collection=row["collection"],
+        symbol=row["symbol"],
+        company=row["company"],
+        form=row["form"],
+        fiscal_year=row["fiscal_year"],
+        fiscal_quarter=row["fiscal_quarter"],
+        period=period_label(row["form"], row["fiscal_year"], row["fiscal_quarter"]) or None,
+        page=row["page"],
+        page_end=row["page_end"],
+        source_name=row["source_name"],
+        chunk_index=row["chunk_index"],
+        heading=row["heading"],
+        text=row["text"],
+        is_table=row["is_table"],
+        score=round(float(row["score"]), 6),
+        link=link,
+    )
+
+
+def passage_source(passage: Passage, filed: Any = None, period_end: Any = None) -> Source:
+    """The citation target of a passage: its document, period and page."""
+    if passage.company and passage.form:
+        name = f"{possessive(passage.company)} {passage.form}"
+        if passage.period:
+            name += f" for {passage.period}"
+    else:
+        name = passage.title
+    page = ""
+    if passage.page and passage.page_end and passage.page_end != passage.page:
+        page = f", pages {passage.page}–{passage.page_end}"
+    elif passage.page:
+        page = f", page {passage.page}"
+    return Source(
+        source_id=passage.source_id,
+        label=f"{name}{page}",
+        form=passage.form,
+        url=passage.link,
+        filed=filed,
+        fiscal_year=passage.fiscal_year,
+        fiscal_quarter=passage.fiscal_quarter,
+        period_end=period_end,
+        page=passage.page,
+    )
+
+
+@asynccontextmanager
+async def _connection(db: Any) -> AsyncIterator[Any]:
+    if hasattr(db, "acquire"):
+        async with db.acquire() as conn:
+            yield conn
+    else:
+        yield db
+
+
+class DocumentSearch:
+    """The search tool with its embedder: created once per tools process."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    async def embed_query(self, query: str) -> Any:
+        vectors = await asyncio.to_thread(self.embedder.encode, [query])
+        return vectors[0]
+
+    async def search(self, db: Any, args: SearchDocumentsArgs) -> ToolResult:
+        arguments = args.model_dump(mode="json", by_alias=True, exclude_none=True)
+        vector = await self.embed_query(args.query)  # before taking a connection
+        async with _connection(db) as conn, conn.transaction():
+            document_ids = None
+            if args.collection:
+                known = await conn.fetchval(CATALOG_SQL, args.collection)
+                if known is None:
+                    words = catalog_words(args.collection)
+                    rows = await conn.fetch(CATALOG_TITLES_SQL, words) if words else []
+                    document_ids = [str(row["id"]) for row in rows]
+                    if not document_ids:
+                        return ToolResult(
+                            tool=SEARCH_DOCUMENTS,
+                            arguments=arguments,
+                            missing=[f"a document or collection named {args.collection!r}"],
+                        )
+            filters = _filters(args, document_ids, first=6)
+            # Keep reading the HNSW graph until the filters have let enough rows through.
+            await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            await conn.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
+            rows = await conn.fetch(
+                SEARCH_SQL.format(where=filters.where),
+                vector,
+                keyword_query(args.query),
+                CANDIDATES,
+                args.limit,
+                RRF_K,
+                *filters.values,
+            )
+        passages = [_passage(row) for row in rows]
+        sources = [
+            passage_source(p, row["filed"], row["period_end"])
+            for p, row in zip(passages, rows, strict=True)
+        ]
+        missing = [] if passages else [_nothing_found(args)]
+        return ToolResult(
+            tool=SEARCH_DOCUMENTS,
+            arguments=arguments,
+            passages=passages,
+            sources=sources,
+            missing=missing,
+        )
+
+
+def _nothing_found(args: SearchDocumentsArgs) -> str:
+    scope = []
+    if args.symbols:
+        scope.append(", ".join(args.symbols))
+    if args.forms:
+        scope.append(" or ".join(args.forms))
+    if args.fiscal_year:
+        scope.append(f"fiscal {args.fiscal_year}")
+    where = f" in the loaded {' '.join(scope)} documents" if scope else " in the loaded documents"
+    return f"a passage about {args.query!r}{where}"
+
+
+def unavailable(args: SearchDocumentsArgs) -> ToolResult:
+    return ToolResult(
+        tool=SEARCH_DOCUMENTS,
+        arguments=args.model_dump(mode="json", by_alias=True, exclude_none=True),
+        error=ToolError(code="tool_unavailable", message="document search is not set up"),
+    )

