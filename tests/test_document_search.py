@@ -13,11 +13,14 @@ import pytest
 from services.answerer.passages import compose_passages_answer
 from services.ingest.document_model import Block, ParsedDocument
 from services.ingest.document_store import content_digest, store_document
+from services.ingest.documents import glossary_to_embed
+from services.ingest.glossary import glossary_documents
 from services.tools.document_search import DocumentSearch, catalog_words, keyword_query
 from services.validator.checking import check_answer
 from shared.db import create_pool
 from shared.embeddings import MiniLMEmbedder
 from shared.tool_schemas import SearchDocumentsArgs
+from tests.conftest import Servers
 
 # Text written for these tests, shaped like a 10-K's risk factors and notes.
 SUPPLY_RISK = (
@@ -246,3 +249,17 @@ def test_the_keyword_query_keeps_topic_words_only() -> None:
 def test_a_document_name_is_read_as_its_distinctive_words() -> None:
     assert catalog_words("Apple's 2021 annual report") == ["apple", "2021", "10-k"]
     assert catalog_words("the MCP course") == ["mcp"]
+
+
+async def test_the_glossary_is_loaded_at_start_and_not_embedded_again(servers: Servers) -> None:
+    shared = await create_pool(servers.postgres.dsn, min_size=1, max_size=1)
+    try:
+        held = await shared.fetchval(
+            "SELECT count(*) FROM documents WHERE collection = 'glossary' AND status = 'ready'"
+        )
+        pending = await glossary_to_embed(shared)
+    finally:
+        await shared.close()
+
+    assert held == len(glossary_documents())
+    assert pending == []

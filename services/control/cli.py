@@ -65,21 +65,20 @@ async def prepare_database(
 
 
 async def load_glossary_documents(dsn: str) -> int:
-    """The glossary's explainers and metric definitions, embedded where they changed."""
-    from services.ingest.documents import load_glossary
+    """The glossary's explainers and metric definitions, embedded where they changed (the
+    embedding model is loaded only then)."""
+    from services.ingest.documents import glossary_to_embed, load_glossary
     from shared.db import create_pool
     from shared.embeddings import EmbeddingSettings, load_embedder
 
     pool = await create_pool(dsn, min_size=1, max_size=2)
     try:
-        async with pool.acquire() as conn:
-            stale = await conn.fetchval(
-                "SELECT count(*) FROM documents WHERE collection = 'glossary'"
-            )
+        pending = await glossary_to_embed(pool)
+        if not pending:
+            return 0
         embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
-        stored = await load_glossary(pool, embedder)
-        if stored:
-            print(f"embedded {len(stored)} glossary documents ({stale} held before)")
+        stored = await load_glossary(pool, embedder, pending)
+        print(f"embedded {len(stored)} glossary documents")
         return len(stored)
     finally:
         await pool.close()

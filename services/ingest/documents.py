@@ -312,15 +312,16 @@ def _glossary_digest(document: ParsedDocument) -> str:
     return content_digest(f"{document.title}\n{text}".encode())
 
 
-async def load_glossary(
-    pool: asyncpg.Pool, embedder: Embedder, settings: DocumentSettings | None = None
-) -> list[StoredDocument]:
-    """The bundled glossary documents not already stored as they are now: run at every
-    start, it embeds only what changed, and drops glossary documents no longer shipped."""
-    settings = settings or DocumentSettings()
-    documents = glossary_documents()
-    digests = {_glossary_digest(document): document for document in documents}
+async def glossary_to_embed(pool: asyncpg.Pool) -> list[tuple[str, ParsedDocument]]:
+    """The bundled glossary documents not stored as they are now (digest, document), after
+    dropping glossary documents no longer shipped: at most starts, nothing."""
+    digests = {_glossary_digest(document): document for document in glossary_documents()}
     async with pool.acquire() as conn:
+        await conn.execute(
+            "DELETE FROM documents WHERE collection = $1 AND NOT content_sha256 = ANY($2)",
+            GLOSSARY_COLLECTION,
+            list(digests),
+        )
         held = {
             row["content_sha256"]
             for row in await conn.fetch(
@@ -328,27 +329,32 @@ async def load_glossary(
                 GLOSSARY_COLLECTION,
             )
         }
-        await conn.execute(
-            "DELETE FROM documents WHERE collection = $1 AND NOT content_sha256 = ANY($2)",
-            GLOSSARY_COLLECTION,
-            list(digests),
+    return [(digest, document) for digest, document in digests.items() if digest not in held]
+
+
+async def load_glossary(
+    pool: asyncpg.Pool,
+    embedder: Embedder,
+    pending: list[tuple[str, ParsedDocument]] | None = None,
+    settings: DocumentSettings | None = None,
+) -> list[StoredDocument]:
+    """Embed and store the glossary documents that changed (`pending`, else all that
+    `glossary_to_embed` finds)."""
+    settings = settings or DocumentSettings()
+    if pending is None:
+        pending = await glossary_to_embed(pool)
+    return [
+        await store_document(
+            pool,
+            embedder,
+            document,
+            collection=GLOSSARY_COLLECTION,
+            digest=digest,
+            size=settings.document_chunk_size,
+            overlap=settings.document_chunk_overlap,
         )
-    stored: list[StoredDocument] = []
-    for digest, document in digests.items():
-        if digest in held:
-            continue
-        stored.append(
-            await store_document(
-                pool,
-                embedder,
-                document,
-                collection=GLOSSARY_COLLECTION,
-                digest=digest,
-                size=settings.document_chunk_size,
-                overlap=settings.document_chunk_overlap,
-            )
-        )
-    return stored
+        for digest, document in pending
+    ]
 
 
 STORED_SQL = """
