@@ -1,10 +1,13 @@
 """A scripted OpenAI-protocol server on loopback, for driving finq's LLM paths through the
 real `openai` client: POST /v1/chat/completions answers from a queue of scripted replies
-(text, tool calls, a delay, an HTTP error) and records every request it received."""
+(text, tool calls, a delay, an HTTP error) and records every request it received;
+POST /v1/embeddings answers with vectors made from the texts' words (the same words, the
+same vector), in reverse order, as a server may."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -18,6 +21,16 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from services.control.servers import free_port
+
+
+def word_vector(text: str, dimensions: int) -> list[float]:
+    """Each word counts in one dimension chosen by its hash: texts sharing words point the
+    same way, which is all a search test needs of an embedding."""
+    vector = [0.0] * dimensions
+    for word in text.lower().split():
+        digest = hashlib.blake2b(word.strip(".,?!:;").encode(), digest_size=4).digest()
+        vector[int.from_bytes(digest, "big") % dimensions] += 1.0
+    return vector
 
 
 @dataclass
@@ -42,7 +55,13 @@ class OpenAIStandIn:
         self.requests: list[dict[str, Any]] = []
         self.port = free_port()
         self._ids = itertools.count(1)
-        app = Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
+        self.embedding_requests: list[dict[str, Any]] = []
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._complete, methods=["POST"]),
+                Route("/v1/embeddings", self._embed, methods=["POST"]),
+            ]
+        )
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self._server = uvicorn.Server(config)
         self._task: asyncio.Task[None] | None = None
@@ -68,6 +87,24 @@ class OpenAIStandIn:
         self._server.should_exit = True
         if self._task is not None:
             await self._task
+
+    async def _embed(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        self.embedding_requests.append(body)
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        dimensions = int(body.get("dimensions") or 64)
+        data = [
+            {"object": "embedding", "index": index, "embedding": word_vector(text, dimensions)}
+            for index, text in enumerate(texts)
+        ]
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data[::-1],
+                "model": body.get("model", "scripted"),
+                "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+            }
+        )
 
     async def _complete(self, request: Request) -> JSONResponse:
         body = await request.json()

@@ -9,18 +9,24 @@ from datetime import date
 
 import asyncpg
 import pytest
+from openai import OpenAI
 
 from services.answerer.passages import compose_passages_answer
 from services.ingest.document_model import Block, ParsedDocument
-from services.ingest.document_store import content_digest, store_document
+from services.ingest.document_store import (
+    EmbeddingDimensionMismatch,
+    content_digest,
+    store_document,
+)
 from services.ingest.documents import glossary_to_embed
 from services.ingest.glossary import glossary_documents
 from services.tools.document_search import DocumentSearch, catalog_words, keyword_query
 from services.validator.checking import check_answer
 from shared.db import create_pool
-from shared.embeddings import MiniLMEmbedder
+from shared.embeddings import Embedder, MiniLMEmbedder, OpenAIEmbedder
 from shared.tool_schemas import SearchDocumentsArgs
 from tests.conftest import Servers
+from tests.openai_stand_in import OpenAIStandIn
 
 # Text written for these tests, shaped like a 10-K's risk factors and notes.
 SUPPLY_RISK = (
@@ -85,7 +91,7 @@ async def pool(database: str) -> AsyncIterator[asyncpg.Pool]:
 
 async def store(
     pool: asyncpg.Pool,
-    embedder: MiniLMEmbedder,
+    embedder: Embedder,
     document: ParsedDocument,
     collection: str = "filings",
     size: int = 1000,
@@ -263,3 +269,48 @@ async def test_the_glossary_is_loaded_at_start_and_not_embedded_again(servers: S
 
     assert held == len(glossary_documents())
     assert pending == []
+
+
+async def test_an_openai_compatible_embedder_sets_the_dimension_and_finds_passages(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    async with OpenAIStandIn([]) as server:
+        client = OpenAI(api_key="test", base_url=server.base_url, max_retries=0)
+        try:
+            embedder = OpenAIEmbedder(client, "text-embedding-3-small", 64, batch_size=2)
+            await store(pool, embedder, annual_report(2022, "164,000"))
+            result = await DocumentSearch(embedder).search(
+                pool, SearchDocumentsArgs(query="full-time employees Human Capital")
+            )
+        finally:
+            client.close()
+        typmod = await pool.fetchval(
+            "SELECT atttypmod FROM pg_attribute "
+            "WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
+        )
+        with pytest.raises(EmbeddingDimensionMismatch, match="64 dimensions"):
+            await store(pool, minilm, annual_report(2021, "154,000"))
+
+    assert typmod == 64
+    assert all(r["dimensions"] == 64 for r in server.embedding_requests)
+    assert len(server.embedding_requests) >= 2  # batches of two
+    assert "164,000" in result.passages[0].text
+
+
+async def test_a_document_without_a_fiscal_year_is_filtered_by_the_years_its_passages_name(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    notes = ParsedDocument(
+        title="Analyst notes",
+        doc_type="md",
+        blocks=[
+            Block("text", "In fiscal 2021 the company opened new stores.", heading="2021"),
+            Block("text", "Over 2019 the store count was flat.", heading="2019"),
+        ],
+    )
+    await store(pool, minilm, notes, collection="uploads", size=60)
+    search = DocumentSearch(minilm)
+
+    found = await search.search(pool, SearchDocumentsArgs(query="stores", fiscal_year=2021))
+
+    assert [p.text for p in found.passages] == ["In fiscal 2021 the company opened new stores."]

@@ -75,11 +75,16 @@ class PreparedChunk:
     chunk: Chunk
     context: str
     temporal: dict[str, Any]
+    document_label: str = ""
 
     @property
     def embedded_text(self) -> str:
-        # The prefix tells the embedding which periods the passage is about.
-        return f"{self.context}\n{self.chunk.text}" if self.context else self.chunk.text
+        # Which document ("Apple 10-K FY2019") and which periods the passage is about: a
+        # passage of one year's filing reads much like the next year's, and without these
+        # an unfiltered question naming the year cannot tell them apart.
+        return "\n".join(
+            part for part in (self.document_label, self.context, self.chunk.text) if part
+        )
 
 
 def fiscal_year_end_month(fiscal_year_end: str | None) -> int:
@@ -91,17 +96,26 @@ def fiscal_year_end_month(fiscal_year_end: str | None) -> int:
     return (month - 1 or 12) if day <= 7 else month
 
 
+def document_label(document: ParsedDocument) -> str:
+    """ "Apple 10-K FY2019", "Apple 10-Q Q3 FY2023", or the title for anything else."""
+    if document.company and document.form and document.fiscal_year:
+        quarter = f" Q{document.fiscal_quarter}" if document.fiscal_quarter else ""
+        return f"{document.company} {document.form}{quarter} FY{document.fiscal_year}"
+    return document.title
+
+
 def prepare_chunks(
     document: ParsedDocument, size: int, overlap: int, year_end_month: int = 12
 ) -> list[PreparedChunk]:
     """Chunks of `document` with the temporal context each one states, resolved against the
     document's own date (period end, else filing date)."""
     anchor = document.period_end or document.filed
+    label = document_label(document)
     prepared: list[PreparedChunk] = []
     for chunk in chunk_document(document.blocks, size=size, overlap=overlap):
         mentions = extract_temporal(chunk.text, anchor, year_end_month)
         prepared.append(
-            PreparedChunk(chunk, context_prefix(mentions), dict(temporal_metadata(mentions)))
+            PreparedChunk(chunk, context_prefix(mentions), dict(temporal_metadata(mentions)), label)
         )
     return prepared
 

@@ -165,10 +165,41 @@ _CATALOG_NOISE = frozenset(
 _CATALOG_SYNONYMS = {"annual": "10-k", "quarterly": "10-q"}
 
 
+# How filings word what people ask by another name: the statements' titles, and the
+# abbreviations analysts use for line items. Added to the keyword query, so "COGS" finds
+# the "Cost of sales" row and "income statement" the CONSOLIDATED STATEMENTS OF OPERATIONS.
+_FILING_WORDS: dict[str, str] = {
+    "income statement": "consolidated statements operations income",
+    "p&l": "consolidated statements operations income",
+    "balance sheet": "consolidated balance sheets assets liabilities",
+    "cash flow statement": "consolidated statements cash flows",
+    "statement of cash flows": "consolidated statements cash flows",
+    "cogs": "cost sales revenue",
+    "capex": "payments acquisition property plant equipment",
+    "sg&a": "selling general administrative",
+    "r&d": "research development",
+    "dpo": "accounts payable cost sales",
+    "dso": "accounts receivable net sales",
+    "eps": "earnings per share",
+    "headcount": "employees",
+    "buybacks": "repurchase",
+    "buyback": "repurchase",
+}
+_FISCAL_YEAR_RE = re.compile(r"\bfy ?((?:19|20)?\d\d)\b")
+_FILING_WORDS_RE = re.compile(
+    r"(?<![\w&])(" + "|".join(re.escape(k) for k in _FILING_WORDS) + r")(?![\w&])",
+    re.IGNORECASE,
+)
+
+
 def keyword_query(text: str) -> str:
-    """The query's topic words OR-ed for `to_tsquery` ("supply | chain | risk"); only
-    [a-z0-9] words, so nothing in the text can reach the tsquery syntax."""
-    words = [w for w in _WORD_RE.findall(text.lower()) if w not in _QUERY_NOISE and len(w) > 1]
+    """The query's topic words OR-ed for `to_tsquery` ("supply | chain | risk"), with the
+    words filings use for what it names; only [a-z0-9] words, so nothing in the text can
+    reach the tsquery syntax."""
+    extra = " ".join(_FILING_WORDS[m.group(1).lower()] for m in _FILING_WORDS_RE.finditer(text))
+    # "FY2016" is written "2016" (or "fiscal 2016") in filings.
+    text = _FISCAL_YEAR_RE.sub(r"\1", f"{text} {extra}".lower())
+    words = [w for w in _WORD_RE.findall(text) if w not in _QUERY_NOISE and len(w) > 1]
     return " | ".join(dict.fromkeys(words))
 
 
@@ -198,7 +229,13 @@ def _filters(args: SearchDocumentsArgs, document_ids: list[str] | None, first: i
     if args.forms:
         add("c.form = ANY({}::text[])", args.forms)
     if args.fiscal_year is not None:
-        add("c.fiscal_year = {}", args.fiscal_year)
+        # A document of no stated fiscal year (an upload, notes) still counts for the years
+        # its passage itself names, from the temporal metadata stored with each chunk.
+        add(
+            "(c.fiscal_year = {0} OR (c.fiscal_year IS NULL AND c.temporal @> "
+            "jsonb_build_object('years', jsonb_build_array({0}::int))))",
+            args.fiscal_year,
+        )
     if args.fiscal_quarter is not None:
         add("c.fiscal_quarter = {}", args.fiscal_quarter)
     if args.from_date is not None:
