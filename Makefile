@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install run test lint format bench bench-resolver dataset clean
+.PHONY: install run test lint format bench bench-resolver bench-documents dataset clean
 
 $(INSTALLED): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ dataset: install
 bench: install
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/metric_resolver.py
+	$(BIN)/python bench/documents.py
+
+# Document ingest throughput (Apple 10-K PDFs from ../shared/data) and search latency at
+# 50,000 chunks.
+bench-documents: install
+	$(BIN)/python bench/documents.py
 
 # Metric resolver accuracy and latency on bench/metric_phrases*.tsv (no services needed).
 bench-resolver: install

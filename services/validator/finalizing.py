@@ -85,6 +85,7 @@ def request_record(
             "tool": result.tool,
             "arguments": result.arguments,
             "facts": len(result.facts),
+            "passages": len(result.passages),
             "missing": result.missing,
             "error": result.error.model_dump() if result.error is not None else None,
         }
