@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -321,13 +321,30 @@ async def _connection(db: Any) -> AsyncIterator[Any]:
 
 
 class DocumentSearch:
-    """The search tool with its embedder: created once per tools process."""
+    """The search tool with its embedder: created once per tools process. With a loader
+    instead of an embedder, the model is loaded at the first search, so a tools replica
+    serves figures at once instead of waiting seconds for a model it may not need yet."""
 
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
+    def __init__(
+        self, embedder: Embedder | None = None, load: Callable[[], Embedder] | None = None
+    ) -> None:
+        if embedder is None and load is None:
+            raise ValueError("DocumentSearch needs an embedder or a way to load one")
+        self._embedder = embedder
+        self._load = load
+        self._loading = asyncio.Lock()
+
+    async def embedder(self) -> Embedder:
+        if self._embedder is None:
+            async with self._loading:
+                if self._embedder is None:
+                    assert self._load is not None
+                    self._embedder = await asyncio.to_thread(self._load)
+        return self._embedder
 
     async def embed_query(self, query: str) -> Any:
-        vectors = await asyncio.to_thread(self.embedder.encode, [query])
+        embedder = await self.embedder()
+        vectors = await asyncio.to_thread(embedder.encode, [query])
         return vectors[0]
 
     async def search(self, db: Any, args: SearchDocumentsArgs) -> ToolResult:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import functools
 
 from services.tools.document_search import DocumentSearch
 from services.tools.runner import run_route
@@ -14,11 +14,11 @@ from shared.embeddings import load_embedder
 from shared.runtime import StageClients, run, serve_stage
 
 
-async def load_document_search(settings: ToolsSettings) -> DocumentSearch | None:
+def document_search(settings: ToolsSettings) -> DocumentSearch | None:
     if not settings.tools_document_search:
         return None
-    # Loading torch and the model takes seconds: off the event loop.
-    return DocumentSearch(await asyncio.to_thread(load_embedder, settings))
+    # Loading torch and the model takes seconds: done at the first search, off the loop.
+    return DocumentSearch(load=functools.partial(load_embedder, settings))
 
 
 async def build_handler(clients: StageClients) -> Handler:
@@ -26,7 +26,7 @@ async def build_handler(clients: StageClients) -> Handler:
     assert pool is not None
     settings = clients.settings
     assert isinstance(settings, ToolsSettings)
-    documents = await load_document_search(settings)
+    documents = document_search(settings)
 
     async def handle(envelope: Envelope[RouteDecided]) -> Forward:
         completed = await run_route(pool, envelope.payload, documents)
