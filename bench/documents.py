@@ -102,7 +102,7 @@ async def bench_ingest(dsn: str, data_dir: Path, embedder: MiniLMEmbedder) -> di
             chunks = await asyncio.to_thread(prepare_chunks, document, 1000, 200, 9)
             chunked = time.perf_counter()
             stored = await store_document(
-                pool, embedder, document, collection="filings", digest=path.name
+                pool, embedder, document, collection="filings", digest=path.name, prepared=chunks
             )
             done = time.perf_counter()
             pages = document.page_count or 0

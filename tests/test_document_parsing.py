@@ -18,16 +18,10 @@ from services.ingest.document_parsing import (
     parse_document,
     parse_pdf,
 )
+from tests.helpers import require_shared_data
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-APPLE_FY2022_10K_PDF = SHARED_DATA / "filings" / "AAPL" / "APPLE_2022_10K.pdf"
-APPLE_FY2024_10K_HTML = SHARED_DATA / "filings" / "AAPL" / "aapl-10-k-2024-11-01.html"
-
-
-def _needs_shared(path: Path) -> Path:
-    if not path.is_file():
-        pytest.skip("needs ../shared/data (reference data beside the repo)")
-    return path
+APPLE_FY2022_10K_PDF = ("filings", "AAPL", "APPLE_2022_10K.pdf")
+APPLE_FY2024_10K_HTML = ("filings", "AAPL", "aapl-10-k-2024-11-01.html")
 
 
 def _tables(document: ParsedDocument) -> list[Block]:
@@ -436,7 +430,7 @@ def test_course_file_becomes_lessons_with_their_own_blocks(tmp_path: Path) -> No
 
 @pytest.fixture(scope="module")
 def apple_fy2022_10k() -> ParsedDocument:
-    return parse_document(_needs_shared(APPLE_FY2022_10K_PDF))
+    return parse_document(require_shared_data(*APPLE_FY2022_10K_PDF))
 
 
 def test_apple_10k_pdf_income_statement_is_one_table_with_its_figures(
@@ -480,7 +474,7 @@ def test_apple_10k_pdf_tables_are_numbered_in_order(apple_fy2022_10k: ParsedDocu
 
 
 def test_apple_10k_edgar_html_income_statement_and_metadata() -> None:
-    document = parse_document(_needs_shared(APPLE_FY2024_10K_HTML))
+    document = parse_document(require_shared_data(*APPLE_FY2024_10K_HTML))
     assert (document.form, document.fiscal_year, document.fiscal_quarter) == ("10-K", 2024, None)
     assert document.period_end == date(2024, 9, 28)
     assert (document.symbol, document.company) == ("AAPL", "Apple Inc.")

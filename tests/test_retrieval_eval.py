@@ -29,14 +29,11 @@ from services.control.retrieval_eval import (
     run_retrieval_eval,
     score,
 )
-
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.helpers import require_shared_data, shared_data_dir
 
 
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip("needs ../shared/data (reference data beside the repo)")
-    return SHARED_DATA
+    return require_shared_data()
 
 
 def question(
@@ -305,7 +302,7 @@ def test_every_team_question_points_at_pages_of_a_staged_filing(
     page_counts: dict[str, int],
 ) -> None:
     for q in load_team_questions():
-        path = SHARED_DATA / "filings" / q.symbol / q.document
+        path = shared_data_dir() / "filings" / q.symbol / q.document
         assert path.is_file(), q.document
         assert q.fiscal_year == int(re.findall(r"\d{4}", q.document)[0]), q.question
         assert all(1 <= page <= page_counts[q.document] for page in q.pages), q.question

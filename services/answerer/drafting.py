@@ -59,6 +59,10 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     missing = [item for result in completed.results for item in result.missing]
     passages = [passage for result in completed.results for passage in result.passages]
     errors = [result.error for result in completed.results if result.error is not None]
+    # A search this finq cannot run is said by the answer itself (document questions) or
+    # does without it (a definition stands on the catalog); it is not an error to show.
+    unavailable = [e for e in errors if e.code == "tool_unavailable"]
+    errors = [e for e in errors if e.code != "tool_unavailable"]
     citations: list[Citation] = []
     if route.intent == "out_of_scope":
         text = compose_refusal(capabilities)
@@ -72,7 +76,6 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     elif route.intent == "definition":
         text = compose_definition([m for result in completed.results for m in result.metrics])
     elif route.intent == "document_search":
-        unavailable = [e for e in errors if e.code == "tool_unavailable"]
         if unavailable:
             text = compose_unavailable(unavailable, entities.get("companies", []))
         else:
@@ -81,7 +84,6 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
             )
             scope = search_scope(route.tool_calls[0].arguments, companies)
             text, citations = compose_passages_answer(route.question, passages, sources, scope)
-        errors = [e for e in errors if e.code != "tool_unavailable"]
     elif route.intent == "list_metrics":
         listed = [metric for result in completed.results for metric in result.metrics]
         text = compose_metric_list(listed, entities.get("category"))
@@ -99,10 +101,6 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
         if entities.get("comparison"):
             text = " ".join([text, *compose_comparisons(facts)])
         text = reading_note(entities) + text
-    if route.intent == "definition":
-        # Without the document index a definition still stands on the catalog, or says the
-        # term is unknown; an unavailable search is not an error to show.
-        errors = [e for e in errors if e.code != "tool_unavailable"]
     if errors and not facts and not passages:
         text = " ".join(f"That request could not be run: {error.message}." for error in errors)
     return AnswerDrafted(

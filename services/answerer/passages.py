@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from services.answerer.formatting import source_citation
 from shared.contracts import Citation, Passage, Source
 from shared.english import possessive
 
@@ -55,8 +56,8 @@ def _sentences(passage: Passage) -> list[str]:
 
 
 def best_quote(question: str, passage: Passage) -> str:
-    """The passage's sentence (or, for a table, rows) sharing most words with the question,
-    with the next sentence when it still fits; word for word."""
+    """The passage's sentence sharing most words with the question, with the sentences after
+    it while they fit (for a table: its header and the rows sharing most); word for word."""
     wanted = _terms(question)
     sentences = _sentences(passage)
     if not sentences:
@@ -76,10 +77,6 @@ def best_quote(question: str, passage: Passage) -> str:
             break
         quote = f"{quote} {following}"
     return quote[:MAX_QUOTE_CHARS]
-
-
-def _where(passage: Passage, source: Source) -> str:
-    return source.label if source.label else passage.title
 
 
 def search_scope(arguments: dict[str, Any], companies: dict[str, str]) -> str:
@@ -128,20 +125,19 @@ def compose_passages_answer(
     lines: list[str] = []
     citations: list[Citation] = []
     for number, passage in enumerate(chosen, start=1):
-        source = by_id.get(passage.source_id)
-        where = _where(passage, source) if source else passage.title
+        # The tools send each passage with its source; the title stands in without one.
+        source = by_id.get(passage.source_id) or Source(
+            source_id=passage.source_id,
+            label=passage.title,
+            form=passage.form,
+            url=passage.link,
+            page=passage.page,
+        )
+        citation = source_citation(source)
         quote = best_quote(question, passage)
         if passage.is_table:
-            lines.append(f"[{number}] {where}:\n{quote}")
+            lines.append(f"[{number}] {citation.label}:\n{quote}")
         else:
-            lines.append(f'[{number}] {where}: "{quote}"')
-        citations.append(
-            Citation(
-                source_id=passage.source_id,
-                label=where,
-                form=passage.form,
-                url=passage.link,
-                page=passage.page,
-            )
-        )
+            lines.append(f'[{number}] {citation.label}: "{quote}"')
+        citations.append(citation)
     return "\n".join(lines), citations

@@ -200,11 +200,14 @@ async def store_document(
     user_id: str | None = None,
     document_id: str | None = None,
     show_progress_bar: bool = False,
+    prepared: list[PreparedChunk] | None = None,
 ) -> StoredDocument:
     """Chunk, embed and store `document` (replacing the chunks of the same bytes stored
-    before). The document row's status and progress follow the work."""
+    before). The document row's status and progress follow the work. `prepared` are the
+    chunks when the caller has already cut them (the benchmark times that step apart)."""
     started = time.perf_counter()
-    prepared = await asyncio.to_thread(prepare_chunks, document, size, overlap, year_end_month)
+    if prepared is None:
+        prepared = await asyncio.to_thread(prepare_chunks, document, size, overlap, year_end_month)
     async with pool.acquire() as conn:
         await ensure_embedding_column(conn, embedder.dimensions)
         row_id = await conn.fetchval(

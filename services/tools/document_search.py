@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from shared.contracts import Passage, Source, ToolError, ToolResult
+from shared.contracts import Passage, Source, ToolResult
 from shared.embeddings import Embedder
 from shared.english import possessive
 from shared.tool_schemas import SEARCH_DOCUMENTS, SearchDocumentsArgs
@@ -123,9 +123,7 @@ ORDER BY f.score DESC, c.document_id, c.chunk_index
 LIMIT $4
 """
 
-CATALOG_SQL = """
-SELECT DISTINCT collection FROM documents WHERE collection = $1
-"""
+CATALOG_SQL = "SELECT true FROM documents WHERE collection = $1 LIMIT 1"
 
 # Documents whose title, file name or company-form-year names the phrase's words.
 CATALOG_TITLES_SQL = """
@@ -249,7 +247,7 @@ def _filters(args: SearchDocumentsArgs, document_ids: list[str] | None, first: i
     return _Filters(" AND ".join(clauses) or "TRUE", values)
 
 
-def period_label(form: str | None, fiscal_year: int | None, fiscal_quarter: int | None) -> str:
+def period_label(fiscal_year: int | None, fiscal_quarter: int | None) -> str:
     if fiscal_year is None:
         return ""
     if fiscal_quarter:
@@ -272,7 +270,7 @@ def _passage(row: Any) -> Passage:
         form=row["form"],
         fiscal_year=row["fiscal_year"],
         fiscal_quarter=row["fiscal_quarter"],
-        period=period_label(row["form"], row["fiscal_year"], row["fiscal_quarter"]) or None,
+        period=period_label(row["fiscal_year"], row["fiscal_quarter"]) or None,
         page=row["page"],
         page_end=row["page_end"],
         source_name=row["source_name"],
@@ -402,11 +400,3 @@ def _nothing_found(args: SearchDocumentsArgs) -> str:
         scope.append(f"fiscal {args.fiscal_year}")
     where = f" in the loaded {' '.join(scope)} documents" if scope else " in the loaded documents"
     return f"a passage about {args.query!r}{where}"
-
-
-def unavailable(args: SearchDocumentsArgs) -> ToolResult:
-    return ToolResult(
-        tool=SEARCH_DOCUMENTS,
-        arguments=args.model_dump(mode="json", by_alias=True, exclude_none=True),
-        error=ToolError(code="tool_unavailable", message="document search is not set up"),
-    )

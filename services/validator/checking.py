@@ -275,16 +275,22 @@ def _misses(sentences: _Sentences, facts: list[Fact]) -> list[NumberMiss]:
 
 
 _SHOWN_DIGITS_RE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+# A whole number as a passage writes it: "164,000", "3.5", "2022".
+_PASSAGE_NUMBER_RE = re.compile(r"(?<![\d,.])\d[\d,]*(?:\.\d+)?(?<=\d)")
 
 
-def quoted_in(shown: ShownNumber, passages: Sequence[str]) -> bool:
-    """Whether the figure's digits stand, as a whole number, in one of the passages: a
-    quote from a filing is grounded by the filing's own words."""
+def passage_numbers(passages: Sequence[str]) -> frozenset[str]:
+    """Every number the passages write, read once per answer."""
+    return frozenset(
+        m.group() for passage in passages for m in _PASSAGE_NUMBER_RE.finditer(passage)
+    )
+
+
+def quoted_in(shown: ShownNumber, quoted: frozenset[str]) -> bool:
+    """Whether the figure's digits stand, as a whole number, in a passage (`quoted`, from
+    `passage_numbers`): a quote from a filing is grounded by the filing's own words."""
     digits = _SHOWN_DIGITS_RE.search(shown.text)
-    if digits is None:
-        return False
-    pattern = re.compile(rf"(?<![\d,.]){re.escape(digits.group())}(?![\d]|[.,]\d)")
-    return any(pattern.search(passage) for passage in passages)
+    return digits is not None and digits.group() in quoted
 
 
 def check_answer(
@@ -307,8 +313,9 @@ def check_answer(
 
     # a, b: each figure matches a fact's value (or an input or constant of its arithmetic)
     # within its shown precision, in its sentence's year and company.
+    quoted = passage_numbers(passages)
     for miss in _misses(sentences, facts):
-        if passages and quoted_in(miss.shown, passages):
+        if quoted_in(miss.shown, quoted):
             continue
         context = context_at(miss.shown.start)
         issues.append(_number_issue(miss.shown, context, display, miss.near))

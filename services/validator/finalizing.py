@@ -254,7 +254,9 @@ async def settle(
     database before anything is shown."""
     contradicted = await contradictions(db, draft.answer, draft.route)
     template_contradicted: list[ValidationIssue] = []
-    if draft.template_answer and draft.template_answer != draft.answer:
+    falls_back = draft.generation.mode == "llm" and attempt + 1 >= MAX_ANSWER_ATTEMPTS
+    if falls_back and draft.template_answer:
+        # Only the last attempt can fall back to the template: only then is it checked.
         template_contradicted = await contradictions(db, draft.template_answer, draft.route)
     outcome = decide(draft, attempt, contradicted, template_contradicted)
     if isinstance(outcome, Redo):
