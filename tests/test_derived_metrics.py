@@ -18,6 +18,7 @@ from services.ingest.companyfacts import MetricValueRecord, parse_companyfacts, 
 from services.ingest.dataset import DEFAULT_DATASET_DIR, read_dataset
 from services.ingest.derived import DerivedValueRecord, derive_metrics
 from services.ingest.prices import parse_price_csv
+from services.ingest.stock_splits import StockSplit, stock_splits
 from shared.metric_catalog import METRICS_BY_ID
 from tests.helpers import require_shared_data
 
@@ -238,7 +239,8 @@ def test_no_valuation_without_a_recent_price() -> None:
     assert not has(derived, "pe_ratio")
 
 
-SPLIT = {"EX": ((date(2022, 6, 1), Fraction(4)),)}
+RATIO_TAG = "us-gaap:StockholdersEquityNoteStockSplitConversionRatio1"
+SPLIT = {"EX": (StockSplit(date(2022, 6, 1), Fraction(4), "q-2022", date(2022, 8, 1), RATIO_TAG),)}
 
 
 def test_eps_growth_brings_both_years_to_one_split_basis() -> None:
@@ -354,21 +356,45 @@ def test_valuation_inputs_hold_the_close_and_the_shares_as_stored_before_the_spl
 CIKS = {"AAPL": "0000320193", "NVDA": "0001045810", "GOOGL": "0001652044", "TSLA": "0001318605"}
 
 
+# The first trading day on the split-adjusted basis, as the companies announced their
+# splits (and Alphabet's 2014 class C dividend), for checking the dates the filings give.
+ANNOUNCED_SPLITS: dict[str, tuple[tuple[date, Fraction], ...]] = {
+    "AAPL": ((date(2014, 6, 9), Fraction(7)), (date(2020, 8, 31), Fraction(4))),
+    "NVDA": ((date(2021, 7, 20), Fraction(4)), (date(2024, 6, 10), Fraction(10))),
+    "GOOGL": ((date(2014, 4, 3), Fraction(2)), (date(2022, 7, 18), Fraction(20))),
+    "TSLA": ((date(2020, 8, 31), Fraction(5)), (date(2022, 8, 25), Fraction(3))),
+}
+
+
 @cache
-def real() -> dict[tuple[str, str, int], MetricValueRecord]:
-    """Annual derived values of the four companies, with the prices ../shared/data holds."""
+def real_inputs() -> tuple[
+    list[MetricValueRecord],
+    dict[str, list[tuple[date, float]]],
+    dict[str, tuple[StockSplit, ...]],
+]:
+    """The four companies' reported figures, the prices ../shared/data holds, and the splits
+    each companyfacts file states."""
     values: list[MetricValueRecord] = []
+    splits: dict[str, tuple[StockSplit, ...]] = {}
     for symbol, cik in CIKS.items():
-        path = require_shared_data("sec", "companyfacts", f"CIK{cik}.json")
-        values += parse_companyfacts(read_json(path), symbol)
+        doc = read_json(require_shared_data("sec", "companyfacts", f"CIK{cik}.json"))
+        values += parse_companyfacts(doc, symbol)
+        splits[symbol] = stock_splits(doc)
     prices: dict[str, list[tuple[date, float]]] = {}
     for symbol in ("AAPL", "NVDA", "GOOGL"):
         path: Path = require_shared_data("prices", f"{symbol}.csv")
         parse = parse_price_csv(path.read_text("utf-8"), symbol, path.name)
         prices[symbol] = [(row.day, row.close) for row in parse.rows]
+    return values, prices, splits
+
+
+@cache
+def real() -> dict[tuple[str, str, int], MetricValueRecord]:
+    """Annual derived values of the four companies, across the splits their filings state."""
+    values, prices, splits = real_inputs()
     return {
         (r.symbol, r.metric, r.fiscal_year): r
-        for r in derive_metrics(values, prices)
+        for r in derive_metrics(values, prices, splits=splits)
         if r.period_type == "annual"
     }
 
@@ -452,6 +478,24 @@ def test_real_provenance_spells_out_the_split_adjustment() -> None:
     assert real()[("GOOGL", "market_cap", 2021)].provenance == (
         "derived:period_end_price * (shares_outstanding / 20)"
     )
+
+
+def test_the_filings_split_dates_give_the_figures_the_announced_first_trading_days_give() -> None:
+    values, prices, splits = real_inputs()
+    announced = {
+        symbol: tuple(
+            StockSplit(day, ratio, "announcement", day, RATIO_TAG) for day, ratio in dated
+        )
+        for symbol, dated in ANNOUNCED_SPLITS.items()
+    }
+    assert {s: [x.ratio for x in v] for s, v in splits.items()} == {
+        s: [ratio for _, ratio in v] for s, v in ANNOUNCED_SPLITS.items()
+    }
+    from_filings = derive_metrics(values, prices, splits=splits)
+    # Every period type, every per-share and valuation figure, bit for bit.
+    assert from_filings == derive_metrics(values, prices, splits=announced)
+    # And the splits matter: without them the per-share history would not compare.
+    assert from_filings != derive_metrics(values, prices)
 
 
 def test_real_gaps_stay_gaps() -> None:

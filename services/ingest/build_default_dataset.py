@@ -1,15 +1,17 @@
 """Rebuild the bundled default dataset from SEC JSON files and daily price CSVs.
 
     python -m services.ingest.build_default_dataset [--source ../shared/data/sec]
-        [--prices ../shared/data/prices] [--output DIR]
+        [--prices ../shared/data/prices] [--filings ../shared/data/filings] [--output DIR]
 
 Parses every `companyfacts/CIK*.json` under the source directory (with the
-matching `submissions/CIK*.json` for ticker, names and fiscal year end) and
-every `*.csv` under the prices directory, the filings of every
-`submissions/CIK*.json` (older-filings page files included), and writes
-`services/ingest/default_dataset/`. Only the derived figures and their
-provenance are written; the source JSON is never copied. Price rows are kept
-as the source spells them, without the rows the source leaves empty.
+matching `submissions/CIK*.json` for tickers, names, former names and fiscal year
+end; the stock splits come from the companyfacts facts themselves) and every
+`*.csv` under the prices directory, the filings of every `submissions/CIK*.json`
+(older-filings page files included), and the share-class tickers the inline-XBRL
+filings under the filings directory list on their cover pages, and writes
+`services/ingest/default_dataset/`. Only the derived figures and their provenance
+are written; the source JSON is never copied. Price rows are kept as the source
+spells them, without the rows the source leaves empty.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import argparse
 import dataclasses
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from services.ingest.companyfacts import (
     CompanyRecord,
@@ -34,6 +38,7 @@ from services.ingest.companyfacts import (
 )
 from services.ingest.dataset import DEFAULT_DATASET_DIR, sha256_prefix, write_dataset
 from services.ingest.derived import derive_metrics
+from services.ingest.filing_tickers import FilingTickers, company_tickers, tickers_under
 from services.ingest.filings import FilingRecord, read_submissions_files
 from services.ingest.prices import (
     PRICE_ONLY_NAMES,
@@ -45,9 +50,8 @@ from services.ingest.prices import (
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-# Companies whose submissions JSON is not among the sources: ../shared/data/sec has no
-# Alphabet submissions file, and GOOGL (class A) is the ticker its prices are filed under.
-FALLBACK_SYMBOLS: dict[str, str] = {"0001652044": "GOOGL"}
+# CIK → what each inline-XBRL filing lists for it (`services.ingest.filing_tickers`).
+FilingListings = dict[str, list[FilingTickers]]
 
 
 def default_source() -> Path:
@@ -62,8 +66,52 @@ def default_prices() -> Path:
     return default_source().parent / "prices"
 
 
-def build(source: Path) -> tuple[list[CompanyRecord], list[MetricValueRecord], dict[str, str]]:
-    """Companies, values and {source file: sha256 prefix} from a directory of SEC JSON."""
+def default_filings() -> Path:
+    """`../shared/data/filings` beside the checkout, or `$FINQ_SHARED_DATA/filings`."""
+    return default_source().parent / "filings"
+
+
+def companyfacts_company(
+    path: Path, doc: Mapping[str, Any], listings: FilingListings
+) -> CompanyRecord:
+    """The company of a companyfacts file, with every share class's ticker.
+
+    A submissions file beside it names the company and its tickers; without one (Alphabet's
+    is not among the sources) the first ticker its filings list is the symbol (GOOGL, the
+    class A ticker its prices are filed under). Either way the filings' tickers are added.
+    """
+    cik = normalize_cik(doc.get("cik"))
+    listed = company_tickers(listings.get(cik, ()))
+    symbol = listed[0] if listed and find_submissions(path, cik) is None else None
+    return with_filing_tickers(company_for_companyfacts(path, doc, symbol), listings)
+
+
+def with_filing_tickers(company: CompanyRecord, listings: FilingListings) -> CompanyRecord:
+    """The company with the tickers its filings list added after its own (GOOG)."""
+    listed = company_tickers(listings.get(company.cik, ())) if company.cik else ()
+    return dataclasses.replace(company, tickers=(*company.tickers, *listed))
+
+
+def filing_sources(
+    companies: list[CompanyRecord], listings: FilingListings, filings: Path
+) -> dict[str, str]:
+    """{"filings/GOOGL/googl-10-k-2025-02-05.html": sha256 prefix} of the filings that gave
+    tickers of a held company, named as ../shared/data/SOURCES.md names them."""
+    held = {company.cik for company in companies if company.cik}
+    return {
+        listing.path.resolve().relative_to(filings.resolve().parent).as_posix(): sha256_prefix(
+            listing.path.read_bytes()
+        )
+        for cik in sorted(held & listings.keys())
+        for listing in listings[cik]
+    }
+
+
+def build(
+    source: Path, listings: FilingListings | None = None
+) -> tuple[list[CompanyRecord], list[MetricValueRecord], dict[str, str]]:
+    """Companies, values and {source file: sha256 prefix} from a directory of SEC JSON;
+    `listings` are the tickers inline-XBRL filings list (`tickers_under`)."""
     paths = sorted((source / "companyfacts").glob("CIK*.json"))
     if not paths:
         raise IngestError(f"no companyfacts/CIK*.json under {source}")
@@ -74,8 +122,7 @@ def build(source: Path) -> tuple[list[CompanyRecord], list[MetricValueRecord], d
         doc = read_json(path)
         cik = normalize_cik(doc.get("cik"))
         submissions = find_submissions(path, cik)
-        symbol = None if submissions is not None else FALLBACK_SYMBOLS.get(cik)
-        company = company_for_companyfacts(path, doc, symbol)
+        company = companyfacts_company(path, doc, listings or {})
         companies.append(company)
         values.extend(parse_companyfacts(doc, company.symbol))
         for used in (path, submissions):
@@ -170,26 +217,42 @@ def build_filings(
     return files.filings, companies, sources
 
 
-def build_dataset(source: Path, prices: Path, output: Path) -> dict[str, int]:
-    """Build from SEC JSON and price CSVs and write the dataset; the row count of each file."""
-    companies, values, sources = build(source)
+def build_dataset(
+    source: Path, prices: Path, output: Path, filings_dir: Path | None = None
+) -> dict[str, int]:
+    """Build from SEC JSON, price CSVs and the inline-XBRL filings (`filings_dir`, by default
+    `filings/` beside the SEC directory) and write the dataset; the row count of each file."""
+    filings_dir = filings_dir if filings_dir is not None else source.parent / "filings"
+    listings = tickers_under(filings_dir)
+    companies, values, sources = build(source, listings)
     price_files, price_companies, price_sources = build_prices(
         prices, source, {company.symbol for company in companies}
     )
     # The derived metrics (margins, growth, ratios) come after the prices: the valuation
-    # ones read the close at each fiscal period end.
+    # ones read the close at each fiscal period end. Per-share figures are brought to one
+    # share basis across the splits each company's companyfacts state.
     closes = {
         parse.symbol: [(row.day, row.close) for row in parse.rows] for parse in price_files.values()
     }
-    values = [*values, *derive_metrics(values, closes)]
-    filings, filing_companies, filing_sources = build_filings(
+    splits = {company.symbol: company.splits for company in companies}
+    values = [*values, *derive_metrics(values, closes, splits=splits)]
+    filings, filing_companies, submissions_sources = build_filings(
         source, {company.symbol for company in [*companies, *price_companies]}
     )
+    held = [
+        *companies,  # with their filings' tickers already
+        *(with_filing_tickers(c, listings) for c in [*price_companies, *filing_companies]),
+    ]
     counts = write_dataset(
         output,
-        [*companies, *price_companies, *filing_companies],
+        held,
         values,
-        sources={**sources, **price_sources, **filing_sources},
+        sources={
+            **sources,
+            **price_sources,
+            **submissions_sources,
+            **filing_sources(held, listings, filings_dir),
+        },
         prices=price_files,
         filings=filings,
     )
@@ -203,10 +266,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=default_source())
     parser.add_argument("--prices", type=Path, default=default_prices())
+    parser.add_argument("--filings", type=Path, default=default_filings())
     parser.add_argument("--output", type=Path, default=DEFAULT_DATASET_DIR)
     args = parser.parse_args(argv)
     try:
-        counts = build_dataset(args.source, args.prices, args.output)
+        counts = build_dataset(args.source, args.prices, args.output, args.filings)
     except IngestError as error:
         print(f"build failed: {error}", file=sys.stderr)
         return 1

@@ -61,6 +61,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
+from services.ingest.stock_splits import StockSplit, stock_splits
 from shared.metric_catalog import CATALOG, Metric
 
 ANNUAL_MIN_DAYS = 350
@@ -172,7 +173,9 @@ class MetricValueRecord:
 
 @dataclass(frozen=True)
 class CompanyRecord:
-    """One row of `companies`."""
+    """One row of `companies`, and the company's stock splits (the bundled dataset's
+    companies.json holds them; the table does not, its derived figures are already split-
+    adjusted with them)."""
 
     symbol: str
     cik: str  # 10 digits, zero-padded, as EDGAR file names write it
@@ -180,6 +183,15 @@ class CompanyRecord:
     display_name: str  # what answers say: "Apple", "NVIDIA"
     fiscal_year_end: str | None  # "0926", as SEC writes it
     aliases: tuple[str, ...]  # lowercase names users say: "apple", "google"
+    # Every share class's ticker, `symbol` first: ("GOOGL", "GOOG"). Always holds the symbol.
+    tickers: tuple[str, ...] = ()
+    splits: tuple[StockSplit, ...] = ()  # oldest first
+
+    def __post_init__(self) -> None:
+        # The symbol leads, whatever the record was built from (a --symbol override keeps
+        # the submissions' tickers after it: they are still the company's).
+        tickers = dict.fromkeys(t.upper() for t in (self.symbol, *self.tickers))
+        object.__setattr__(self, "tickers", tuple(tickers))
 
 
 @dataclass(frozen=True)
@@ -1030,8 +1042,9 @@ WELL_KNOWN_NAMES: dict[str, WellKnownNames] = {
     "0001318605": WellKnownNames(None, ("tesla", "tesla motors")),
 }
 
-# Legal-form words and state tags SEC appends: "NVIDIA CORP/CA", "APPLE COMPUTER INC/ FA".
-_STATE_TAG = re.compile(r"\s*/\s*[A-Za-z]{2}\s*$")
+# Legal-form words and state tags SEC appends: "NVIDIA CORP/CA", "APPLE COMPUTER INC/ FA",
+# "TESLA MOTORS INC/DE/".
+_STATE_TAG = re.compile(r"\s*/\s*[A-Za-z]{2}\s*/?\s*$")
 _LEGAL_SUFFIX = re.compile(
     r"[\s,]+(inc|incorporated|corp|corporation|co|company|ltd|limited|llc|plc|lp|l\.p)\.?$",
     re.IGNORECASE,
@@ -1058,11 +1071,22 @@ def display_name(cik: str, sec_name: str) -> str:
 
 
 def company_aliases(cik: str, names: list[str]) -> tuple[str, ...]:
-    """Lowercase common names from the current and former SEC names plus the well-known ones."""
+    """Lowercase common names from the current and former SEC names plus the well-known ones:
+    ["Apple Inc.", "APPLE COMPUTER INC/ FA"] → ("apple", "apple computer"), each once."""
     known = WELL_KNOWN_NAMES.get(cik)
     candidates = [common_name(name).lower() for name in names]
     candidates += list(known.aliases) if known is not None else []
     return tuple(dict.fromkeys(alias for alias in candidates if alias))
+
+
+def merged_array_sql(first: str, then: str) -> str:
+    """SQL for the elements of two text[] expressions, each once, in the order first seen:
+    a company row's upserts keep every ticker and name any source gave it, its primary
+    symbol first."""
+    return (
+        f"ARRAY(SELECT e FROM unnest({first} || {then}) WITH ORDINALITY AS u(e, n) "
+        "GROUP BY e ORDER BY min(n))"
+    )
 
 
 def normalize_cik(raw: Any) -> str:
@@ -1079,21 +1103,45 @@ def normalize_symbol(raw: str) -> str:
     return symbol
 
 
+def submissions_tickers(doc: Mapping[str, Any]) -> tuple[str, ...]:
+    """The `tickers` of a submissions JSON, SEC's order (the main class first), each valid
+    one once: ["GOOGL", "GOOG"]."""
+    tickers: list[str] = []
+    for raw in doc.get("tickers") or []:
+        try:
+            ticker = normalize_symbol(raw) if isinstance(raw, str) else None
+        except IngestError:
+            continue
+        if ticker is not None and ticker not in tickers:
+            tickers.append(ticker)
+    return tuple(tickers)
+
+
+def former_names(doc: Mapping[str, Any]) -> list[str]:
+    """The `formerNames` of a submissions JSON as SEC spells them, latest first."""
+    return [
+        f["name"]
+        for f in doc.get("formerNames") or []
+        if isinstance(f, Mapping) and isinstance(f.get("name"), str)
+    ]
+
+
 def company_from_submissions(doc: Mapping[str, Any]) -> CompanyRecord:
-    """The company an SEC submissions JSON describes; its first ticker is the symbol."""
-    tickers = doc.get("tickers") or []
+    """The company an SEC submissions JSON describes: its first ticker is the symbol, all of
+    them its tickers, and its former names ("APPLE COMPUTER INC") aliases ("apple computer")."""
+    tickers = submissions_tickers(doc)
     name = doc.get("name")
     if not tickers or not isinstance(name, str):
         raise IngestError("the submissions JSON has no ticker or name; pass --symbol")
     cik = normalize_cik(doc.get("cik"))
-    former = [f["name"] for f in doc.get("formerNames") or [] if isinstance(f.get("name"), str)]
     return CompanyRecord(
-        symbol=normalize_symbol(tickers[0]),
+        symbol=tickers[0],
         cik=cik,
         name=name,
         display_name=display_name(cik, name),
         fiscal_year_end=doc.get("fiscalYearEnd") or None,
-        aliases=company_aliases(cik, [name, *former]),
+        aliases=company_aliases(cik, [name, *former_names(doc)]),
+        tickers=tickers,
     )
 
 
@@ -1111,6 +1159,7 @@ def company_from_companyfacts(doc: Mapping[str, Any], symbol: str) -> CompanyRec
         display_name=display_name(cik, name),
         fiscal_year_end=fiscal_year_end,
         aliases=company_aliases(cik, [name]),
+        splits=stock_splits(doc),
     )
 
 
@@ -1133,15 +1182,16 @@ def find_submissions(companyfacts_path: Path, cik: str) -> Path | None:
 def company_for_companyfacts(
     path: Path, doc: Mapping[str, Any], symbol: str | None = None
 ) -> CompanyRecord:
-    """The company a companyfacts file is about.
+    """The company a companyfacts file is about, with the stock splits its facts state.
 
-    An explicit symbol wins; the name, fiscal year end and aliases still come
+    An explicit symbol wins; the name, fiscal year end, tickers and aliases still come
     from a sibling submissions JSON when there is one.
     """
     cik = normalize_cik(doc.get("cik"))
     submissions = find_submissions(path, cik)
     if submissions is not None:
         company = company_from_submissions(read_json(submissions))
+        company = replace(company, splits=stock_splits(doc))
         return replace(company, symbol=normalize_symbol(symbol)) if symbol else company
     if symbol:
         return company_from_companyfacts(doc, symbol)

@@ -1,7 +1,9 @@
 """The bundled dataset: its file format, reading and writing it, and loading it into PostgreSQL.
 
 A dataset directory holds
-- `companies.json`: the companies, sorted by symbol;
+- `companies.json`: the companies, sorted by symbol, each with its tickers (every share
+  class, the symbol first) and its stock splits as its filings state them (effective
+  date, ratio as a fraction, and the accession and XBRL tag they were read from);
 - `metrics.json`: the metric catalog rows, in catalog order;
 - `metric_values.csv`: one row per `metric_values` row, sorted by primary key,
   ISO dates, values as Python's shortest exact float repr; the last column, `inputs`,
@@ -40,6 +42,7 @@ from services.ingest.companyfacts import (
     IngestError,
     MetricValueRecord,
     company_for_companyfacts,
+    merged_array_sql,
     parse_companyfacts,
     read_json,
 )
@@ -57,6 +60,7 @@ from services.ingest.prices import (
     PriceRecord,
     upsert_prices,
 )
+from services.ingest.stock_splits import StockSplit
 from shared.metric_catalog import CATALOG, Metric
 
 DEFAULT_DATASET_DIR = Path(__file__).parent / "default_dataset"
@@ -72,7 +76,15 @@ GENERATOR = "finq ingest"
 # `inputs` is a column of derived rows only (`DerivedValueRecord`), stored as JSON.
 VALUE_COLUMNS: tuple[str, ...] = (*(f.name for f in fields(MetricValueRecord)), "inputs")
 VALUE_KEY: tuple[str, ...] = ("symbol", "metric", "period_type", "fiscal_year", "fiscal_quarter")
-COMPANY_COLUMNS = ("symbol", "cik", "name", "display_name", "fiscal_year_end", "aliases")
+COMPANY_COLUMNS = (
+    "symbol",
+    "cik",
+    "name",
+    "display_name",
+    "fiscal_year_end",
+    "aliases",
+    "tickers",
+)
 METRIC_COLUMNS = ("id", "label", "category", "unit", "description", "formula", "aliases")
 
 
@@ -127,13 +139,33 @@ def _csv_cell(value: Any) -> str:
     return str(value)
 
 
+def _company_row(company: CompanyRecord) -> dict[str, Any]:
+    return {
+        "symbol": company.symbol,
+        "tickers": list(company.tickers),
+        "cik": company.cik,
+        "name": company.name,
+        "display_name": company.display_name,
+        "fiscal_year_end": company.fiscal_year_end,
+        "aliases": list(company.aliases),
+        "splits": [split.to_json() for split in company.splits],
+    }
+
+
+def _company_from_row(row: Mapping[str, Any]) -> CompanyRecord:
+    # A dataset written before tickers and splits were recorded has neither key.
+    return CompanyRecord(
+        **{
+            **row,
+            "aliases": tuple(row["aliases"]),
+            "tickers": tuple(row.get("tickers") or ()),
+            "splits": tuple(StockSplit.from_json(split) for split in row.get("splits") or ()),
+        }
+    )
+
+
 def _companies_bytes(companies: Iterable[CompanyRecord]) -> bytes:
-    rows = []
-    for company in sorted(companies, key=lambda c: c.symbol):
-        row = asdict(company)
-        row["aliases"] = list(company.aliases)
-        rows.append(row)
-    return _json_bytes(rows)
+    return _json_bytes([_company_row(c) for c in sorted(companies, key=lambda c: c.symbol)])
 
 
 def _metrics_bytes(metrics: Iterable[Metric]) -> bytes:
@@ -315,7 +347,7 @@ def read_dataset(directory: Path) -> Dataset:
     if missing:
         raise IngestError(f"{directory} is not a finq dataset: {', '.join(missing)} missing")
     companies = tuple(
-        CompanyRecord(**{**row, "aliases": tuple(row["aliases"])})
+        _company_from_row(row)
         for row in json.loads((directory / COMPANIES_FILE).read_text("utf-8"))
     )
     metrics = tuple(
@@ -357,11 +389,14 @@ def _check_unique_prices(prices: Iterable[PriceRecord]) -> None:
         seen.add(key)
 
 
+# Tickers only accumulate: a companyfacts file alone knows one ticker, and loading it must
+# not forget the share classes a submissions file or a filing named (GOOG).
 _UPSERT_COMPANIES = f"""
 INSERT INTO companies ({", ".join(COMPANY_COLUMNS)})
-VALUES ($1, $2, $3, $4, $5, $6)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (symbol) DO UPDATE SET
-    {", ".join(f"{c} = EXCLUDED.{c}" for c in COMPANY_COLUMNS[1:])}
+    {", ".join(f"{c} = EXCLUDED.{c}" for c in COMPANY_COLUMNS[1:-1])},
+    tickers = {merged_array_sql("EXCLUDED.tickers", "companies.tickers")}
 """
 
 _UPSERT_METRICS = f"""
@@ -397,7 +432,15 @@ async def load_dataset(conn: asyncpg.Connection, dataset: Dataset) -> dict[str, 
         await conn.executemany(
             _UPSERT_COMPANIES,
             [
-                (c.symbol, c.cik, c.name, c.display_name, c.fiscal_year_end, list(c.aliases))
+                (
+                    c.symbol,
+                    c.cik,
+                    c.name,
+                    c.display_name,
+                    c.fiscal_year_end,
+                    list(c.aliases),
+                    list(c.tickers),
+                )
                 for c in dataset.companies
             ],
         )
@@ -455,8 +498,9 @@ def parse_companyfacts_files(
             raise IngestError(f"{path}: no annual 10-K values for any catalog metric")
         companies.append(company)
         # The margins, growth rates and ratios too, as the default dataset has them (without
-        # prices here, so no valuation metrics).
-        values.extend([*company_values, *derive_metrics(company_values)])
+        # prices here, so no valuation metrics), per-share ones across the splits the file states.
+        derived = derive_metrics(company_values, splits={company.symbol: company.splits})
+        values.extend([*company_values, *derived])
     return companies, values
 
 

@@ -22,12 +22,15 @@ or negative, or a fractional power would take a negative base.
 Stock splits. Filings report share counts and per-share amounts on the share basis of
 their filing date, and later filings re-present only the years they repeat, so the
 stored EPS of Apple's FY2017 is pre-2020-split while FY2018's is post-split. Before a
-formula combines share-based figures they are brought to one basis with
-`STOCK_SPLITS`: each figure's basis is the date of the filing it is cited from (a
-restated figure is cited from the restating filing); the target basis is the price
-file's (splits up to its last day) when the formula reads `period_end_price`, else all
-known splits, so per-share metrics and growth rates compare across years. A company
-missing from `STOCK_SPLITS` is taken never to have split.
+formula combines share-based figures they are brought to one basis with the company's
+splits as its own XBRL facts state them (`services.ingest.stock_splits`, passed in as
+`splits`): each figure's basis is the date of the filing it is cited from (a restated
+figure is cited from the restating filing); the target basis is the price file's (splits
+up to its last day) when the formula reads `period_end_price`, else all known splits, so
+per-share metrics and growth rates compare across years. Only the order of a split's
+date among filing dates matters, so a date a few weeks off the first split-adjusted
+trading day (the filer's) gives the same figures. A company without splits is taken
+never to have split.
 
 Inputs. Each formula-derived value is a `DerivedValueRecord` carrying the figures its
 formula read, keyed by each term as the provenance writes it ("revenue",
@@ -50,6 +53,7 @@ from fractions import Fraction
 from functools import cache
 
 from services.ingest.companyfacts import MetricValueRecord
+from services.ingest.stock_splits import StockSplit
 from shared.metric_catalog import CATALOG, METRICS_BY_ID, Metric
 
 PERIOD_END_PRICE = "period_end_price"
@@ -61,34 +65,6 @@ MAX_PRICE_AGE = timedelta(days=7)
 
 SHARE_UNITS: frozenset[str] = frozenset({"shares"})
 PER_SHARE_UNITS: frozenset[str] = frozenset({"USD/share"})
-
-# (first trading day on the split-adjusted basis, new shares per old share), from the
-# companies' split announcements. Alphabet's 2014 Class C dividend doubled the share count.
-STOCK_SPLITS: dict[str, tuple[tuple[date, Fraction], ...]] = {
-    "AAPL": (
-        (date(1987, 6, 16), Fraction(2)),
-        (date(2000, 6, 21), Fraction(2)),
-        (date(2005, 2, 28), Fraction(2)),
-        (date(2014, 6, 9), Fraction(7)),
-        (date(2020, 8, 31), Fraction(4)),
-    ),
-    "NVDA": (
-        (date(2000, 6, 27), Fraction(2)),
-        (date(2001, 9, 17), Fraction(2)),
-        (date(2006, 4, 7), Fraction(2)),
-        (date(2007, 9, 11), Fraction(3, 2)),
-        (date(2021, 7, 20), Fraction(4)),
-        (date(2024, 6, 10), Fraction(10)),
-    ),
-    "GOOGL": (
-        (date(2014, 4, 3), Fraction(2)),
-        (date(2022, 7, 18), Fraction(20)),
-    ),
-    "TSLA": (
-        (date(2020, 8, 31), Fraction(5)),
-        (date(2022, 8, 25), Fraction(3)),
-    ),
-}
 
 PriceSeries = Sequence[tuple[date, float]]
 _Key = tuple[str, str, str, int, int]  # symbol, metric, period type, fiscal year, quarter
@@ -158,12 +134,12 @@ def evaluation_order(metrics: Iterable[Metric] = CATALOG) -> list[Metric]:
 # --- stock splits -------------------------------------------------------------------
 
 
-def _split_multiple(splits: Sequence[tuple[date, Fraction]], basis: date) -> Fraction:
+def _split_multiple(splits: Sequence[StockSplit], basis: date) -> Fraction:
     """New shares per original share after every split effective on or before `basis`."""
     multiple = Fraction(1)
-    for day, ratio in splits:
-        if day <= basis:
-            multiple *= ratio
+    for split in splits:
+        if split.effective <= basis:
+            multiple *= split.ratio
     return multiple
 
 
@@ -384,7 +360,7 @@ class _Deriver:
         self,
         values: Sequence[MetricValueRecord],
         prices: Mapping[str, PriceSeries],
-        splits: Mapping[str, Sequence[tuple[date, Fraction]]],
+        splits: Mapping[str, Sequence[StockSplit]],
     ) -> None:
         self.values: dict[_Key, MetricValueRecord] = {}
         # The share basis (split-adjusted up to this day) of each share-based figure.
@@ -469,7 +445,7 @@ def derive_metrics(
     values: list[MetricValueRecord],
     prices: Mapping[str, Sequence[tuple[date, float]]] | None = None,
     *,
-    splits: Mapping[str, Sequence[tuple[date, Fraction]]] = STOCK_SPLITS,
+    splits: Mapping[str, Sequence[StockSplit]] | None = None,
 ) -> list[MetricValueRecord]:
     """The derived catalog metrics for the companies and periods of `values`.
 
@@ -477,7 +453,8 @@ def derive_metrics(
     among them are ignored and recomputed). `prices` maps a symbol to its daily
     (day, close), sorted by day, closes split-adjusted as of the last day; without
     prices for a symbol its share price and valuation metrics are skipped. `splits`
-    maps a symbol to its (effective day, ratio) stock splits. Returns only the derived
-    records, sorted by (symbol, metric, period type, fiscal year, fiscal quarter).
+    maps a symbol to its stock splits (`CompanyRecord.splits`); a symbol without any is
+    taken never to have split. Returns only the derived records, sorted by (symbol,
+    metric, period type, fiscal year, fiscal quarter).
     """
-    return _Deriver(values, prices or {}, splits).run()
+    return _Deriver(values, prices or {}, splits or {}).run()

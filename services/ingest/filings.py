@@ -48,6 +48,7 @@ from services.ingest.companyfacts import (
     CompanyRecord,
     IngestError,
     company_from_submissions,
+    merged_array_sql,
     normalize_cik,
     normalize_symbol,
     read_json,
@@ -445,11 +446,18 @@ WHERE ({", ".join(f"filings.{c}" for c in _FILING_UPDATES)})
     IS DISTINCT FROM ({", ".join(f"EXCLUDED.{c}" for c in _FILING_UPDATES)})
 """
 
-# Only a missing company is added: a row from companyfacts or the bundled dataset stays.
-_INSERT_MISSING_COMPANY = """
-INSERT INTO companies (symbol, cik, name, display_name, fiscal_year_end, aliases)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (symbol) DO NOTHING
+# A missing company is added. A row from companyfacts or the bundled dataset keeps its
+# names and CIK, and gains only the tickers and aliases (former names) it lacks, after its
+# own, so its primary symbol stays first. `inserted` tells an added row from a gaining one;
+# a row that gains nothing is not written (and not returned).
+_UPSERT_COMPANY_NAMES = f"""
+INSERT INTO companies (symbol, cik, name, display_name, fiscal_year_end, aliases, tickers)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (symbol) DO UPDATE SET
+    aliases = {merged_array_sql("companies.aliases", "EXCLUDED.aliases")},
+    tickers = {merged_array_sql("companies.tickers", "EXCLUDED.tickers")}
+WHERE NOT (companies.aliases @> EXCLUDED.aliases AND companies.tickers @> EXCLUDED.tickers)
+RETURNING xmax = 0 AS inserted
 """
 
 
@@ -476,26 +484,32 @@ async def ingest_submissions_files(
     """`finq ingest submissions PATH...`: the filings of submissions files, in one transaction.
 
     The company comes from the main file (`tickers[0]` unless `symbol` is given) and is
-    added only if the database does not have it yet.
+    added if the database does not have it yet; if it does, it gains the file's tickers
+    (every share class) and former names it lacks (`companies_updated`).
     """
     files = read_submissions_files(paths, symbol)
     async with conn.transaction():
-        added = 0
+        added = updated = 0
         for c in files.companies:
-            status = await conn.execute(
-                _INSERT_MISSING_COMPANY,
+            inserted = await conn.fetchval(
+                _UPSERT_COMPANY_NAMES,
                 c.symbol,
                 c.cik,
                 c.name,
                 c.display_name,
                 c.fiscal_year_end,
                 list(c.aliases),
+                list(c.tickers),
             )
-            added += int(status.split()[-1])
+            if inserted is True:
+                added += 1
+            elif inserted is False:
+                updated += 1
         changed = await upsert_filings(conn, files.filings)
     return {
         "companies": len(files.companies),
         "companies_added": added,
+        "companies_updated": updated,
         "filings": len(files.filings),
         "filings_changed": changed,
         "files_read": len(files.read),
