@@ -396,6 +396,27 @@ def test_each_expression_is_kept_as_written_with_its_resolution() -> None:
     ]
 
 
+def test_a_quarter_and_its_year_are_read_as_one_expression() -> None:
+    question = "Apple revenue in the third quarter of fiscal 2024"
+    periods = find_periods(question, 2025, APPLE)
+    assert read(question, periods) == ["third quarter of fiscal 2024"]
+    assert [(ref.kind, ref.fiscal_year, ref.fiscal_quarter) for ref in periods.asked] == [
+        ("fiscal_quarter", 2024, 3)
+    ]
+
+
+def test_the_day_of_a_filing_is_not_a_period() -> None:
+    question = "What was Apple's revenue in the 10-K filed November 1, 2024?"
+    periods = find_periods(question, 2025, APPLE)
+    assert periods.fiscal_years == []
+    assert [ref.kind for ref in periods.asked] == ["calendar"]
+
+
+def test_the_latest_quarter_against_the_same_quarter_last_year_fetches_five_quarters() -> None:
+    periods = find_periods("Apple revenue last quarter vs the same quarter last year", 2025, APPLE)
+    assert (periods.period, periods.last, periods.same_quarter_last_year) == ("quarterly", 5, True)
+
+
 def test_two_days_joined_as_a_window_are_calendar_days_not_balances() -> None:
     question = "AAPL closing price from March 1, 2024 to June 28, 2024"
     periods = find_periods(question, 2025, APPLE)

@@ -174,6 +174,9 @@ _INSTANT_MONTH_PATTERN = re.compile(
     r"|\b(?:at\s+)?(?:the\s+)?(?:end|close)\s+of\s+)" + _MONTH_OF_YEAR,
     re.IGNORECASE,
 )
+_EVENT_DAY = re.compile(
+    r"\b(?:filed|published|released|dated|issued|announced|reported)\s+(?:on\s+)?$", re.IGNORECASE
+)
 _WINDOW_OPENING = re.compile(r"\b(?:from|between)\s+$", re.IGNORECASE)
 _WINDOW_CONNECTOR = re.compile(r"^\s*(?:and|to|through|thru|until|-|–)\s*$", re.IGNORECASE)
 _QUARTER_YEAR_GAP = re.compile(r"^[\s,]*(?:(?:of|in)\s+)?(?:the\s+)?$", re.IGNORECASE)
@@ -544,9 +547,15 @@ def _read_dated(
         found.append(_instant(match.group(0), match.start(), day, fiscal_calendar, written=False))
         reading.take(match.span())
     for match in list(_INSTANT_PATTERN.finditer(reading.rest)):
-        if (day := _day_of(match)) is not None:
+        if (day := _day_of(match)) is None:
+            continue
+        if _EVENT_DAY.search(reading.rest[: match.start()]):
+            # "the 10-K filed on November 1, 2024": the day of an event, not a period.
+            ref = PeriodRef(kind="calendar", text=match.group(0), day=day)
+            found.append(_Dated(ref, match.start(), None))
+        else:
             found.append(_instant(match.group(0), match.start(), day, fiscal_calendar))
-            reading.take(match.span())
+        reading.take(match.span())
     return found
 
 
@@ -686,7 +695,10 @@ def find_periods(
     for span, _ in quarter_matches:
         reading.note(span)
     sole_year = periods.fiscal_years[0] if len(periods.fiscal_years) == 1 else None
-    asked.extend(_quarter_refs(text, quarter_matches, year_matches, sole_year))
+    quarter_refs = _quarter_refs(text, quarter_matches, year_matches, sole_year)
+    for start, ref in quarter_refs:
+        reading.note((start, start + len(ref.text)))  # "third quarter of fiscal 2024" whole
+    asked.extend(quarter_refs)
     asked.extend(
         (match.start(), PeriodRef(kind="fiscal_year", text=match.group(0), fiscal_year=year))
         for match in year_matches
@@ -717,7 +729,8 @@ def find_periods(
                 {*periods.fiscal_years, *(year - 1 for year in periods.fiscal_years)}
             )
         elif periods.last is not None:
-            periods.last = max(periods.last, 5)  # the latest quarter and the one a year before
+            # The latest quarters and, four quarters back, each one's year-ago quarter.
+            periods.last = min(periods.last + 4, 40)
         for match in same_quarter:
             asked.append(
                 (
