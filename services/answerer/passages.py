@@ -1,6 +1,15 @@
-"""Answers from document passages (deterministic mode): the sentences that best answer the
-question, quoted word for word from the passages search found, each with a numbered
-citation `[n]` tied to its document and page.
+"""Answers from document passages (deterministic mode): the sentence or table row that
+answers the question, quoted word for word from the passages search found, each with a
+numbered citation `[n]` tied to its document and page.
+
+Every sentence of prose and every row of a table, across all the passages returned, is a
+candidate. Each is scored by the question's content words it holds (weighted by how rare they
+are among the candidates), by how filings word the ask (`shared.filing_text.FILING_WORDINGS`:
+"how many people" is answered by "...full-time equivalent employees"), by whether it holds
+what kind of answer is asked (a figure for "how many/how much/what was", a date for "when"),
+and a little by the search's own rank. A table row is named by its label and the group row
+above it ("Greater China:" / "Operating income"), and its figure is read from the column of
+the period asked. The best two or three are quoted, the best first.
 
 Quoting, not paraphrasing, is what lets the validator hold such an answer to the passages:
 every number it shows stands in a passage.
@@ -9,74 +18,275 @@ every number it shows stands in a passage.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from services.answerer.formatting import source_citation
 from shared.contracts import Citation, Passage, Source
 from shared.english import possessive
+from shared.filing_text import (
+    MarkdownTable,
+    TableRow,
+    asked_years,
+    asks,
+    filing_phrases,
+    has_date,
+    has_figure,
+    header_names_years,
+    idf,
+    parse_table,
+    period_column,
+    plain,
+    terms,
+    words,
+)
 
 # Sentences end at terminal punctuation before a capital, a quote or a bracket; "U.S." and
 # "Inc." stay inside one, and decimals never break (no space after the point).
-_SENTENCE_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z\"'(\[•])|\n{2,}")
-_WORD_RE = re.compile(r"[a-z0-9]+")
-_TABLE_MARK_RE = re.compile(r"^\[(?:TABLE \d+|END TABLE)\]$")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])[\"')\]”]*\s+(?=[A-Z\"'(\[•“])")
+_PARAGRAPH_RE = re.compile(r"\n\s*\n")
 _HEADING_LINE_RE = re.compile(r"^\s*(?:#{1,6}\s|(?:Item|ITEM|Part|PART)\s+[0-9IVX]+[A-Z]?\.?\s)")
-_STOP = frozenset({
-    "the", "a", "an", "of", "in", "on", "for", "to", "and", "or", "is", "are", "was", "were",
-    "be", "been", "by", "as", "at", "it", "its", "with", "from", "that", "this", "these",
-    "those", "what", "which", "who", "how", "did", "does", "do", "say", "said", "about", "their",
-    "there", "has", "have", "had", "will", "would", "can", "could", "any", "all", "our", "we",
-    "us", "they", "them", "than", "then", "into", "over", "under", "per", "also", "company",
-    "company's",
-})  # fmt: skip
-MAX_PASSAGES = 3
-MAX_QUOTE_CHARS = 600
-MAX_SENTENCES = 4
-STEM = 5  # words compared by their first letters: "risks" ~ "risk", "suppliers" ~ "supplier"
+_TABLE_MARK_RE = re.compile(r"^\[(?:TABLE \d+|END TABLE)\]$")
+_DIGITS_RE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+MAX_QUOTES = 3
+MAX_QUOTE_CHARS = 450  # a sentence and the ones after it in its paragraph, while they fit
+MIN_SENTENCE_CHARS = 20
+MAX_SENTENCE_CHARS = 900  # past this a quote is cut at a word, marked with "…"
+# A second or third quote must score this share of the best one: weaker ones are noise.
+RUNNER_UP_SHARE = 0.75
+
+# How much each kind of evidence counts, in units of one rare question word.
+PHRASE_BONUS = 1.5  # a filing's wording of the ask, per phrase
+PHRASE_BONUS_CAP = 3.0
+KIND_BONUS = 2.0  # holds the kind of answer asked: a figure, a date
+YEAR_BONUS = 0.5  # names the year asked
+RANK_PRIOR = 0.5  # the search's best passage, fading to nothing for its last
+PARAGRAPH_SHARE = 0.5  # question words elsewhere in a sentence's paragraph
+CONTEXT_SHARE = 0.5  # question words in a table's heading or header, not its row
+UNASKED_LABEL_SHARE = 1.0  # a row label's words the question does not name ("Total …")
+MISSING_PERIOD_PENALTY = 2.0  # a table by period that lacks the period asked
 
 
-def _terms(text: str) -> set[str]:
-    return {w[:STEM] for w in _WORD_RE.findall(text.lower()) if w not in _STOP and len(w) > 2}
+@dataclass(slots=True)
+class _Question:
+    text: str
+    terms: set[str]
+    years: list[int]
+    kinds: set[str]
+    phrases: list[str]
 
 
-def _sentences(passage: Passage) -> list[str]:
-    if passage.is_table:
-        # A table is quoted by its rows: the header and the rows the question names.
-        return [
-            line
-            for line in passage.text.splitlines()
-            if line.strip() and not _TABLE_MARK_RE.match(line.strip())
-        ]
-    # Heading lines ("## Withdrawals", "Item 1A. Risk Factors") name a section; they are not
-    # sentences to quote, and must not run into the sentence after them.
-    prose = "\n\n".join(
-        line for line in passage.text.splitlines() if not _HEADING_LINE_RE.match(line)
+@dataclass(slots=True)
+class _Candidate:
+    """A sentence (with the ones after it in its paragraph) or a table row, scored."""
+
+    passage_index: int
+    passage: Passage
+    terms: set[str]
+    text: str  # what is scored
+    following: list[str] = field(default_factory=list)  # later sentences of its paragraph
+    paragraph: set[str] = field(default_factory=set)  # the words of its whole paragraph
+    table: MarkdownTable | None = None
+    row: TableRow | None = None
+    column: int | None = None  # index of the period's value among the row's values
+    score: float = 0.0
+
+    @property
+    def is_row(self) -> bool:
+        return self.row is not None
+
+
+def _company_words(passages: list[Passage]) -> set[str]:
+    # The search already kept to the company asked about; its name in the question says
+    # nothing about which sentence answers, and filings say "the Company" anyway.
+    return {w for p in passages for w in words(p.company or "") if w not in {"inc", "corp"}}
+
+
+def _question(question: str, passages: list[Passage]) -> _Question:
+    return _Question(
+        text=question,
+        terms=terms(question, ignore=_company_words(passages)),
+        years=asked_years(question),
+        kinds=asks(question),
+        phrases=filing_phrases(question),
     )
-    return [" ".join(s.split()) for s in _SENTENCE_RE.split(prose) if len(s.strip()) > 20]
+
+
+def _paragraphs(passage: Passage) -> list[list[str]]:
+    """The passage's prose as paragraphs of sentences, headings left out."""
+    # Heading lines ("## Withdrawals", "Item 1A. Risk Factors") name a section; they are
+    # not sentences to quote, and must not run into the sentence after them.
+    lines = [
+        line
+        for line in passage.text.splitlines()
+        if not _HEADING_LINE_RE.match(line) and not _TABLE_MARK_RE.match(line.strip())
+    ]
+    paragraphs = []
+    for block in _PARAGRAPH_RE.split("\n".join(lines)):
+        sentences = [" ".join(s.split()) for s in _SENTENCE_RE.split(block)]
+        sentences = [s for s in sentences if len(s) >= MIN_SENTENCE_CHARS]
+        if sentences:
+            paragraphs.append(sentences)
+    return paragraphs
+
+
+def _candidates(index: int, passage: Passage) -> list[_Candidate]:
+    table = parse_table(passage.text) if passage.is_table else None
+    if table is None:
+        found = []
+        for sentences in _paragraphs(passage):
+            paragraph = terms(" ".join(sentences))
+            for position, sentence in enumerate(sentences):
+                following = sentences[position + 1 :]
+                found.append(
+                    _Candidate(index, passage, terms(sentence), sentence, following, paragraph)
+                )
+        return found
+    found = []
+    for row in table.rows:
+        if row.heads_a_group or not row.label:
+            continue
+        if row.numeric:
+            named = terms(row.label) | (terms(row.group.label) if row.group else set())
+            found.append(_Candidate(index, passage, named, row.line, table=table, row=row))
+        else:
+            # A row of words (an auditor's "Description of the Matter | …"): read as prose.
+            text = " ".join(cell for cell in row.cells if cell)
+            found.append(_Candidate(index, passage, terms(text), text, table=table, row=row))
+    return found
+
+
+def _weight(found: set[str], weights: dict[str, float]) -> float:
+    return sum(weights.get(term, 1.0) for term in found)
+
+
+def _phrase_bonus(text: str, phrases: list[str]) -> float:
+    said = plain(text)
+    return min(PHRASE_BONUS_CAP, PHRASE_BONUS * sum(phrase in said for phrase in phrases))
+
+
+def _score(candidate: _Candidate, q: _Question, weights: dict[str, float], count: int) -> float:
+    prior = RANK_PRIOR * (count - candidate.passage_index) / count
+    if candidate.row is not None and candidate.row.numeric:
+        return _score_row(candidate, candidate.row, q, weights) + prior
+    score = _weight(q.terms & candidate.terms, weights)
+    if score == 0:
+        return 0.0
+    text = candidate.text
+    score += _phrase_bonus(text, q.phrases)
+    # A sentence without the kind of answer asked (no date for "when") cannot answer it.
+    if "figure" in q.kinds:
+        score += KIND_BONUS if has_figure(text) else -KIND_BONUS
+    if "date" in q.kinds:
+        score += KIND_BONUS if has_date(text) else -KIND_BONUS
+    # The subject is often named once for a paragraph ("Harbor Freight Lines filed a
+    # lawsuit… On March 3 the court ruled…"): its other sentences' words count for less.
+    score += PARAGRAPH_SHARE * _weight((q.terms & candidate.paragraph) - candidate.terms, weights)
+    if any(str(year) in text for year in q.years):
+        score += YEAR_BONUS
+    if candidate.table is not None and candidate.table.header is not None:
+        # A row of words is quoted under its header, which may name what was asked.
+        header = terms(candidate.table.header.line) - candidate.terms
+        score += CONTEXT_SHARE * _weight(q.terms & header, weights)
+    return score + prior
+
+
+def _table_context(passage: Passage, table: MarkdownTable) -> set[str]:
+    """What a table is about: its section heading, header and row names ("Total net sales"
+    says the rows above it are net sales)."""
+    labels = [row.label for row in table.rows]
+    return terms(" ".join([passage.heading or "", *table.header_lines, *labels]))
+
+
+def _score_row(c: _Candidate, row: TableRow, q: _Question, weights: dict[str, float]) -> float:
+    """A row of figures answers when the question names its label (and its group's), and
+    its table has the period asked."""
+    named = q.terms & c.terms
+    if not named:
+        return 0.0
+    assert c.table is not None
+    score = _weight(named, weights)
+    context = _table_context(c.passage, c.table) - c.terms
+    score += CONTEXT_SHARE * _weight(q.terms & context, weights)
+    score -= UNASKED_LABEL_SHARE * _weight(terms(row.label) - q.terms, weights)
+    group = row.group.label if row.group else ""
+    score += _phrase_bonus(f"{group} {row.label}", q.phrases)
+    column = period_column(c.table.header, q.years)
+    if column is None:
+        if q.years and header_names_years(c.table.header):
+            score -= MISSING_PERIOD_PENALTY
+        column = next((i for i, value in enumerate(row.values) if value), None)
+    elif q.years:
+        score += YEAR_BONUS
+    if column is None or column >= len(row.values) or not row.values[column]:
+        return 0.0
+    c.column = column
+    if "figure" in q.kinds:
+        score += KIND_BONUS
+    elif q.kinds:
+        score -= KIND_BONUS  # a date or a place is not in a row of figures
+    return score
+
+
+def _ranked(question: str, passages: list[Passage]) -> list[_Candidate]:
+    q = _question(question, passages)
+    candidates = [c for i, p in enumerate(passages) for c in _candidates(i, p)]
+    weights = idf([c.terms for c in candidates])
+    for candidate in candidates:
+        candidate.score = _score(candidate, q, weights, len(passages))
+    # Best first; on a tie the search's order, then the passage's own order.
+    return sorted(candidates, key=lambda c: -c.score)
+
+
+def _prose_quote(candidate: _Candidate) -> str:
+    quote = candidate.text
+    for sentence in candidate.following:
+        if len(quote) + len(sentence) + 1 > MAX_QUOTE_CHARS:
+            break
+        quote = f"{quote} {sentence}"
+    return _shortened(quote, MAX_SENTENCE_CHARS)
+
+
+def _shortened(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def _table_lines(candidate: _Candidate) -> list[str]:
+    """The row under its table's header (and the group row above it), word for word."""
+    assert candidate.table is not None and candidate.row is not None
+    row = candidate.row
+    lines = candidate.table.header_lines
+    if row.group is not None:
+        lines.append(row.group.line)
+    lines.append(row.line if row.numeric else _shortened(row.line, MAX_SENTENCE_CHARS))
+    return lines
+
+
+def _row_reading(candidate: _Candidate) -> str:
+    """What the row says for the period asked: "Greater China, Operating income, 2024:
+    $27,082" (names and figure as the table writes them)."""
+    assert candidate.table is not None and candidate.row is not None
+    row, column = candidate.row, candidate.column or 0
+    name = f"{row.group.label}, {row.label}" if row.group else row.label
+    header = candidate.table.header
+    period = header.values[column] if header and column < len(header.values) else ""
+    value = row.values[column]
+    return f"{name}, {period}: {value}" if period else f"{name}: {value}"
 
 
 def best_quote(question: str, passage: Passage) -> str:
-    """The passage's sentence sharing most words with the question, with the sentences after
-    it while they fit (for a table: its header and the rows sharing most); word for word."""
-    wanted = _terms(question)
-    sentences = _sentences(passage)
-    if not sentences:
+    """The passage's sentence (with the ones after it while they fit) or table row (under
+    its header) that best answers the question; word for word."""
+    ranked = _ranked(question, [passage])
+    if not ranked:
         return passage.text.strip()[:MAX_QUOTE_CHARS]
-    scored = [(len(wanted & _terms(s)), -i, s) for i, s in enumerate(sentences)]
-    if passage.is_table:
-        header = sentences[:2]  # header row and its rule
-        rows = sorted((x for x in scored[2:] if x[0] > 0), reverse=True)[:4]
-        chosen = header + [s for _, _, s in sorted(rows, key=lambda x: -x[1])]
-        return "\n".join(chosen)
-    best = max(scored)
-    index = -best[1]
-    quote = sentences[index]
-    # The sentences after it, while they fit: the context a reader needs.
-    for following in sentences[index + 1 : index + MAX_SENTENCES]:
-        if len(quote) + len(following) + 1 > MAX_QUOTE_CHARS:
-            break
-        quote = f"{quote} {following}"
-    return quote[:MAX_QUOTE_CHARS]
+    best = ranked[0]
+    if best.table is not None:
+        return "\n".join(_table_lines(best))
+    return _prose_quote(best)
 
 
 def search_scope(arguments: dict[str, Any], companies: dict[str, str]) -> str:
@@ -98,46 +308,97 @@ def search_scope(arguments: dict[str, Any], companies: dict[str, str]) -> str:
     return " ".join(parts) + " " if parts else ""
 
 
-def compose_passages_answer(
-    question: str, passages: list[Passage], sources: list[Source], scope: str = ""
-) -> tuple[str, list[Citation]]:
-    """Up to three passages, one per document page, quoted with `[n]` citations; citation n
-    is the n-th in the returned list. `scope` says where nothing was found ("for Apple's
-    10-K for fiscal 2022 ")."""
-    by_id = {source.source_id: source for source in sources}
-    chosen: list[Passage] = []
-    pages: set[tuple[str, int | None]] = set()
-    for passage in passages:
-        key = (passage.document_id, passage.page)
-        if key in pages:
-            continue
-        pages.add(key)
-        chosen.append(passage)
-        if len(chosen) == MAX_PASSAGES:
+def _chosen(ranked: list[_Candidate], passages: list[Passage]) -> list[_Candidate]:
+    """The best candidate, and up to two more that score near it: one per table, no
+    sentence twice. Without any match, the search's best passage's first sentence."""
+    if not ranked or ranked[0].score <= 0:
+        first = [c for c in ranked if c.passage_index == 0]
+        return first[:1]
+    best = ranked[0].score
+    chosen: list[_Candidate] = []
+    seen: set[str] = set()
+    tables: set[tuple[int, int]] = set()
+    for candidate in ranked:
+        if len(chosen) == MAX_QUOTES or candidate.score < RUNNER_UP_SHARE * best:
             break
-    if not chosen:
+        if candidate.text in seen:
+            continue
+        if candidate.table is not None:
+            table_key = (candidate.passage_index, id(candidate.table))
+            if table_key in tables:
+                continue
+            tables.add(table_key)
+        seen.add(candidate.text)
+        chosen.append(candidate)
+    return chosen
+
+
+def _heading_note(passage: Passage) -> str:
+    """The section a passage without a page sits in, when its numbers are the passage's."""
+    heading = (passage.heading or "").strip()
+    if passage.page or not heading or len(heading) > 80:
+        return ""
+    if any(n not in passage.text for n in _DIGITS_RE.findall(heading)):
+        return ""
+    return f", section “{heading}”"
+
+
+def compose_passages_answer(
+    question: str, passages: list[Passage], sources: list[Source], scope: str | None = None
+) -> tuple[str, list[Citation]]:
+    """The sentence or table row of the passages that answers the question, and up to two
+    more that nearly do, each quoted with a `[n]` citation (citation n is the n-th in the
+    returned list). `scope` says where nothing was found ("for Apple's 10-K for fiscal
+    2022 ")."""
+    unique = list({p.source_id: p for p in passages}.values())
+    if not unique:
         return (
-            f"No passage was found {scope}among the documents finq has loaded. Load filings "
-            "with 'finq ingest filings DIR', or upload a document to POST /v1/documents, "
-            "and ask again.",
+            f"No passage was found {scope or ''}among the documents finq has loaded. Load "
+            "filings with 'finq ingest filings DIR', or upload a document to POST "
+            "/v1/documents, and ask again.",
             [],
         )
+    chosen = _chosen(_ranked(question, unique), unique)
+    if not chosen:
+        # Nothing in the passages reads as sentences or rows: show the best one as it is.
+        quote = unique[0].text.strip()[:MAX_QUOTE_CHARS]
+        chosen_passages = [(unique[0], f'"{quote}"')]
+    else:
+        chosen_passages = []
+    by_id = {source.source_id: source for source in sources}
     lines: list[str] = []
     citations: list[Citation] = []
-    for number, passage in enumerate(chosen, start=1):
-        # The tools send each passage with its source; the title stands in without one.
-        source = by_id.get(passage.source_id) or Source(
-            source_id=passage.source_id,
-            label=passage.title,
-            form=passage.form,
-            url=passage.link,
-            page=passage.page,
-        )
-        citation = source_citation(source)
-        quote = best_quote(question, passage)
-        if passage.is_table:
-            lines.append(f"[{number}] {citation.label}:\n{quote}")
+    numbers: dict[str, int] = {}
+
+    def cite(passage: Passage) -> int:
+        if passage.source_id not in numbers:
+            # The tools send each passage with its source; the title stands in without one.
+            source = by_id.get(passage.source_id) or Source(
+                source_id=passage.source_id,
+                label=passage.title,
+                form=passage.form,
+                url=passage.link,
+                page=passage.page,
+            )
+            citations.append(source_citation(source))
+            numbers[passage.source_id] = len(citations)
+        return numbers[passage.source_id]
+
+    for passage, quote in chosen_passages:
+        number = cite(passage)
+        lines.append(f"[{number}] {citations[number - 1].label}: {quote}")
+    for candidate in chosen:
+        passage = candidate.passage
+        number = cite(passage)
+        label = citations[number - 1].label + _heading_note(passage)
+        if candidate.row is not None and candidate.row.numeric:
+            table = "\n".join(_table_lines(candidate))
+            lines.append(
+                f"[{number}] {label}, from the filing's table: {_row_reading(candidate)}\n{table}"
+            )
+        elif candidate.table is not None:
+            table = "\n".join(_table_lines(candidate))
+            lines.append(f"[{number}] {label}, from the filing's table:\n{table}")
         else:
-            lines.append(f'[{number}] {citation.label}: "{quote}"')
-        citations.append(citation)
+            lines.append(f'[{number}] {label}: "{_prose_quote(candidate)}"')
     return "\n".join(lines), citations

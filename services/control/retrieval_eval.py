@@ -180,6 +180,24 @@ def _form_and_year(doc_name: str, document: dict[str, Any] | None) -> tuple[str,
     return _FORMS[named["form"].lower()], int(named["year"])
 
 
+async def ingest_evaluation_filings(
+    pool: Any, embedder: Any, data_dir: Path, needed: Iterable[tuple[str, str]]
+) -> None:
+    """Load the filings an evaluation asks about, (ticker, file name) under
+    data_dir/filings/<TICKER>/, into the filings collection; a file already held as it is
+    is kept, so a second run over the same database is quick."""
+    from services.ingest.documents import ingest_file
+    from shared.tool_schemas import FILINGS_COLLECTION
+
+    for symbol, name in needed:
+        path = data_dir / "filings" / symbol / name
+        stored = await ingest_file(
+            pool, embedder, path, collection=FILINGS_COLLECTION, folder_symbol=symbol
+        )
+        how = "held" if stored.reused else f"{stored.seconds:.1f} s"
+        print(f"{stored.title}: {stored.chunks} chunks ({how})", flush=True)
+
+
 def filters_for(question: RetrievalQuestion) -> SearchFilters:
     return SearchFilters(
         symbols=(question.symbol,), forms=(question.form,), fiscal_year=question.fiscal_year

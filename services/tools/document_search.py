@@ -21,6 +21,16 @@ from typing import Any
 from shared.contracts import Passage, Source, ToolResult
 from shared.embeddings import Embedder
 from shared.english import possessive
+from shared.filing_text import (
+    MarkdownTable,
+    asked_years,
+    asks,
+    header_names_years,
+    parse_table,
+    period_column,
+    terms,
+    words,
+)
 from shared.tool_schemas import SEARCH_DOCUMENTS, SearchDocumentsArgs
 
 # How far down each ranking fusion looks, and RRF's damping constant (the usual 60).
@@ -28,6 +38,11 @@ CANDIDATES = 50
 RRF_K = 60
 # Index candidates HNSW visits per query; iterative scan extends it under filters.
 EF_SEARCH = 100
+# The fused ranking's best rows that table-aware reranking may reorder.
+RERANK_DEPTH = 20
+# What a table holding the figure asked for gains: a first place in one ranking (1 / (60 +
+# 1)), times the share of the question's words its row, heading and header hold.
+TABLE_BOOST = 1.0 / (RRF_K + 1)
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 # Words that only say "find me something" carry no topic; the rest are OR-ed, so a passage
@@ -247,6 +262,63 @@ def _filters(args: SearchDocumentsArgs, document_ids: list[str] | None, first: i
     return _Filters(" AND ".join(clauses) or "TRUE", values)
 
 
+@dataclass(frozen=True, slots=True)
+class FigureAsk:
+    """What a question asking for a statement figure names: its words (without the
+    company's name) and the fiscal years asked."""
+
+    terms: frozenset[str]
+    years: tuple[int, ...]
+
+
+def figure_ask(query: str, company_words: set[str]) -> FigureAsk | None:
+    """The figure a query asks for ("What was Apple's iPhone net sales in fiscal 2024?",
+    "Greater China net sales 2024"), or None when it asks for something else."""
+    if "figure" not in asks(query):
+        return None
+    named = terms(query, ignore=company_words)
+    return FigureAsk(frozenset(named), tuple(asked_years(query))) if named else None
+
+
+def table_match(ask: FigureAsk, text: str, heading: str | None) -> float:
+    """How well a table chunk holds the figure asked, 0 to 1: a row the question names
+    (with the group row above it), under a header with the period asked; the share of the
+    question's words the row and what the table is about (heading, header, row names) hold,
+    halved for each word of the row's name the question does not say ("Total …")."""
+    table: MarkdownTable | None = parse_table(text)
+    if table is None:
+        return 0.0
+    missing_period = ask.years and period_column(table.header, ask.years) is None
+    if missing_period and header_names_years(table.header):
+        return 0.0  # a table by period, without the one asked
+    labels = [row.label for row in table.rows]
+    context = terms(" ".join([heading or "", *table.header_lines, *labels]))
+    best = 0.0
+    for row in table.rows:
+        label = terms(row.label)
+        if not row.numeric or not label & ask.terms:
+            continue
+        named = label | (terms(row.group.label) if row.group else set())
+        share = len(ask.terms & (named | context)) / len(ask.terms)
+        best = max(best, share * 0.5 ** len(label - ask.terms))
+    return best
+
+
+def rerank_tables(query: str, rows: list[Any], limit: int) -> list[tuple[float, Any]]:
+    """The fused ranking with the tables that hold the figure asked lifted, best first; the
+    fused order is kept for everything else."""
+    company_words = {w for row in rows for w in words(row["company"] or "")}
+    ask = figure_ask(query, company_words - {"inc", "corp"})
+    scored = []
+    for row in rows:
+        boost = 0.0
+        if ask is not None and row["is_table"]:
+            boost = TABLE_BOOST * table_match(ask, row["text"], row["heading"])
+        scored.append((float(row["score"]) + boost, row))
+    scored.sort(key=lambda pair: -pair[0])  # stable: ties keep the fused order
+    return scored[:limit]
+
+
 def period_label(fiscal_year: int | None, fiscal_quarter: int | None) -> str:
     if fiscal_year is None:
         return ""
@@ -255,7 +327,7 @@ def period_label(fiscal_year: int | None, fiscal_quarter: int | None) -> str:
     return f"FY{fiscal_year}"
 
 
-def _passage(row: Any) -> Passage:
+def _passage(row: Any, score: float) -> Passage:
     document_id = str(row["document_id"])
     link = row["source_url"]
     if link and row["page"] and row["doc_type"] == "pdf":
@@ -278,7 +350,7 @@ def _passage(row: Any) -> Passage:
         heading=row["heading"],
         text=row["text"],
         is_table=row["is_table"],
-        score=round(float(row["score"]), 6),
+        score=round(score, 6),
         link=link,
     )
 
@@ -371,14 +443,15 @@ class DocumentSearch:
                 vector,
                 keyword_query(args.query),
                 CANDIDATES,
-                args.limit,
+                max(args.limit, RERANK_DEPTH),
                 RRF_K,
                 *filters.values,
             )
-        passages = [_passage(row) for row in rows]
+        ranked = rerank_tables(args.query, list(rows), args.limit)
+        passages = [_passage(row, score) for score, row in ranked]
         sources = [
             passage_source(p, row["filed"], row["period_end"])
-            for p, row in zip(passages, rows, strict=True)
+            for p, (_, row) in zip(passages, ranked, strict=True)
         ]
         missing = [] if passages else [_nothing_found(args)]
         return ToolResult(
