@@ -164,13 +164,185 @@ Intent = Literal[
 RouteLayer = Literal["rules", "classifier", "llm", "conversation"]
 
 
+# --- what the router understood: the typed route ------------------------------------
+
+
+class TextSpan(Contract):
+    """A piece of the question, as written, and where it stands in it."""
+
+    text: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class CompanyRef(Contract):
+    """A company the question names, as resolved, with the text it was read from."""
+
+    symbol: str
+    name: str  # the display name finq uses ("Alphabet")
+    text: str  # as written: "GOOG", "google's", "nvidea"
+    # The misspelt word read as this company ("nvidea"), so the answer can say so.
+    corrected_from: str | None = None
+
+
+ScopeKind = Literal["segment", "product", "geography", "per_share", "as_reported", "other"]
+
+
+class MetricScope(Contract):
+    """A qualifier narrowing a figure: a segment, a product line, a region, "per share",
+    "as reported". finq's stored figures are company totals; a scoped figure comes from a
+    filing's own tables."""
+
+    kind: ScopeKind
+    text: str
+
+
+MetricMethod = Literal[
+    "exact", "learned", "composed", "fuzzy", "embedding", "spoken", "conversation", "llm"
+]
+
+
+class MetricRef(Contract):
+    id: str  # catalog id
+    text: str | None = None  # the phrase it was read from, when one was
+    method: MetricMethod = "exact"
+    confidence: float = Field(default=1.0, ge=0, le=1)
+    scope: list[MetricScope] = Field(default_factory=list)
+
+    @property
+    def by_fallback(self) -> bool:
+        return self.method in {"composed", "fuzzy", "embedding"}
+
+
+PeriodKind = Literal[
+    "fiscal_year",  # "fiscal 2023", "FY23", "2023"
+    "fiscal_quarter",  # "Q3 FY2024", "the March quarter of 2024"
+    "ttm",  # trailing twelve months
+    "instant",  # "as of September 28, 2024": a balance on a day
+    "ended",  # "the fiscal year ended …", "the quarter ended …", "nine months ended …"
+    "range",  # "2019 through 2023", "since 2020"
+    "relative",  # "last year", "two years ago", "the last three quarters"
+    "calendar",  # a day, a month or a window of days (prices)
+]
+
+
+class PeriodRef(Contract):
+    """One period expression of the question and what it resolved to on the company's
+    fiscal calendar."""
+
+    kind: PeriodKind
+    text: str
+    fiscal_year: int | None = None
+    fiscal_quarter: int | None = None
+    # An instant's day, or the last day of a duration "ended" on a date.
+    day: date | None = None
+    months: int | None = None  # a duration's length: 3, 6, 9 or 12
+
+
+PeriodType = Literal["annual", "quarterly", "ttm"]
+
+
+class PriceWindow(Contract):
+    start: date | None = None
+    end: date | None = None
+
+
+class PeriodSelection(Contract):
+    """The periods a question asks for, as the tools select them, and each expression as
+    written."""
+
+    period_type: PeriodType | None = None
+    fiscal_years: list[int] = Field(default_factory=list)
+    fiscal_quarters: list[int] = Field(default_factory=list)
+    last: int | None = None  # the latest N periods held
+    shift: int = 0  # a follow-up's move relative to the turn before
+    spans_several: bool = False  # a range, a list, "last N", "by quarter": a series
+    # Year-to-date durations ("nine months ended …"): how many months, summed from quarters.
+    months_to_date: int | None = None
+    # Growth of a quarter against the same quarter a year earlier.
+    same_quarter_last_year: bool = False
+    asked: list[PeriodRef] = Field(default_factory=list)
+    window: PriceWindow | None = None  # a price question's days
+
+    @property
+    def named(self) -> bool:
+        """Whether the question said anything about its period at all."""
+        return bool(
+            self.fiscal_years
+            or self.fiscal_quarters
+            or self.period_type
+            or self.last
+            or self.shift
+            or self.asked
+        )
+
+
+class DocumentScope(Contract):
+    """Which documents a question is about: a company's filings of a form and period, or a
+    document named by its title."""
+
+    symbols: list[str] = Field(default_factory=list)
+    forms: list[str] = Field(default_factory=list)
+    fiscal_year: int | None = None
+    fiscal_quarter: int | None = None
+    named_document: str | None = None
+
+
+class LlmUsage(Contract):
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+
+RouteSlot = Literal["companies", "metrics", "periods", "forms", "window"]
+
+
+class Understood(Contract):
+    """Everything the router read in a question, typed; and what it did not read."""
+
+    companies: list[CompanyRef] = Field(default_factory=list)
+    metrics: list[MetricRef] = Field(default_factory=list)
+    periods: PeriodSelection = Field(default_factory=PeriodSelection)
+    documents: DocumentScope = Field(default_factory=DocumentScope)
+    # Spans of the question no recognizer read: a figure answer is never drafted over them.
+    not_understood: list[TextSpan] = Field(default_factory=list)
+    # Metric phrases nothing resolved, for a clarifying question and the alias log.
+    unknown_metric_phrases: list[str] = Field(default_factory=list)
+    # Metrics named exactly, before any fallback: what confirms a learned alias.
+    named_metrics: list[str] = Field(default_factory=list)
+    inherited: list[RouteSlot] = Field(default_factory=list)
+    comparison: bool = False
+    growth: bool = False
+    category: str | None = None  # a "which metrics…" question's catalog category
+    term: str | None = None  # the term a definition question asks about
+    pending_intent: Intent | None = None  # what a clarifying question is about
+    refused_tools: list[str] = Field(default_factory=list)
+    scores: dict[str, float] = Field(default_factory=dict)  # rules' score per intent
+    llm: LlmUsage | None = None
+
+    @property
+    def symbols(self) -> list[str]:
+        return [company.symbol for company in self.companies]
+
+    @property
+    def metric_ids(self) -> list[str]:
+        return [metric.id for metric in self.metrics]
+
+    @property
+    def covered(self) -> bool:
+        """Whether every meaningful span of the question was read, with no scope on a
+        figure that finq's stored totals cannot answer."""
+        return not self.not_understood and not any(m.scope for m in self.metrics)
+
+
 class ConversationTurn(Contract):
     """One earlier question of the conversation and what finq made of it."""
 
     question: str
     answer: str = ""
     intent: Intent | None = None
-    entities: dict[str, Any] = Field(default_factory=dict)
+    understood: Understood | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
     needs_clarification: bool = False
 
@@ -187,8 +359,10 @@ class RouteDecided(Contract):
     intent: Intent
     tool_calls: list[ToolCall] = Field(default_factory=list)
     clarifying_question: str | None = None
-    # What the router understood, kept for the answer and the query log.
-    entities: dict[str, Any] = Field(default_factory=dict)
+    # What the router understood, typed, for every later stage and the query log.
+    understood: Understood = Field(default_factory=Understood)
+    # What finq answers, in words, for a refusal or a reply that cannot cover the question.
+    capabilities: str | None = None
     decided_by: RouteLayer = "rules"
     confidence: float = Field(default=1.0, ge=0, le=1)
 
@@ -200,7 +374,7 @@ class RouteSummary(Contract):
     decided_by: RouteLayer = "rules"
     confidence: float = 1.0
     tool_calls: list[ToolCall] = Field(default_factory=list)
-    entities: dict[str, Any] = Field(default_factory=dict)
+    understood: Understood = Field(default_factory=Understood)
 
     @classmethod
     def of(cls, route: RouteDecided) -> RouteSummary:
@@ -209,7 +383,7 @@ class RouteSummary(Contract):
             decided_by=route.decided_by,
             confidence=route.confidence,
             tool_calls=route.tool_calls,
-            entities=route.entities,
+            understood=route.understood,
         )
 
 

@@ -1,9 +1,10 @@
 """What finq can be asked: every intent as data, its tools, its cue words and its examples.
 
 Adding an intent is adding one `IntentDefinition` here (and its name to
-`shared.contracts.Intent`): the router scores questions with its cues, the classifier
-trains on its examples, the LLM layer offers only its tools, and the tools service refuses
-any tool call outside them.
+`shared.contracts.Intent`), its planner to the router's `PLANNERS` and its drafter to the
+answerer's `DRAFTERS`: the router scores questions with its cues, the classifier trains on
+its examples, the LLM layer offers only its tools, and the tools service refuses any tool
+call outside them.
 
 Examples are templates: `{company}`, `{metric}`, `{year}`, `{quarter}`, `{form}`, `{date}`,
 `{n}`, `{category}` and `{term}` are slots the training set fills in; everything else is

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-VERSION = "v1"
+# v2: the route is typed (`Understood`), not a free dict of entities.
+VERSION = "v2"
 PREFIX = f"finq.{VERSION}"
 
 
@@ -47,13 +48,14 @@ DEAD_LETTER_PREFIX = f"{PREFIX}.dead"
 # One stream per stage subject: with `sync_interval: always` every stream write is
 # fsynced under that stream's lock, so one shared stream serialized all hops behind
 # one disk flush at a time; four streams flush in parallel.
+_STREAM_PREFIX = f"FINQ_{VERSION.upper()}"
 STAGE_STREAMS: dict[str, str] = {
-    QUESTION_ASKED: "FINQ_V1_QUESTION_ASKED",
-    ROUTE_DECIDED: "FINQ_V1_ROUTE_DECIDED",
-    TOOLS_COMPLETED: "FINQ_V1_TOOLS_COMPLETED",
-    ANSWER_DRAFTED: "FINQ_V1_ANSWER_DRAFTED",
+    QUESTION_ASKED: f"{_STREAM_PREFIX}_QUESTION_ASKED",
+    ROUTE_DECIDED: f"{_STREAM_PREFIX}_ROUTE_DECIDED",
+    TOOLS_COMPLETED: f"{_STREAM_PREFIX}_TOOLS_COMPLETED",
+    ANSWER_DRAFTED: f"{_STREAM_PREFIX}_ANSWER_DRAFTED",
 }
-DEAD_LETTER_STREAM = "FINQ_V1_DEAD"
+DEAD_LETTER_STREAM = f"{_STREAM_PREFIX}_DEAD"
 
 
 def reply_subject(gateway_instance: str) -> str:

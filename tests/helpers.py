@@ -14,7 +14,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from shared.contracts import Fact
+from shared.contracts import CompanyRef, Fact, MetricRef, Understood
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,14 +57,17 @@ def make_fact(
     metric: str = "revenue",
     unit: str = "USD",
     source_id: str | None = None,
+    quarter: int | None = None,
 ) -> Fact:
-    """A fetched fact as the tools service would send it."""
+    """A fetched fact as the tools service would send it (a quarter's with `quarter`)."""
     return Fact(
         symbol=symbol,
         company=company,
         metric=metric,
         metric_label=metric.replace("_", " "),
-        period=f"FY{year}",
+        period=f"Q{quarter} FY{year}" if quarter else f"FY{year}",
+        period_type="quarterly" if quarter else "annual",
+        fiscal_quarter=quarter,
         fiscal_year=year,
         period_end=period_end,
         value=value,
@@ -100,3 +103,17 @@ async def run_finq(*args: str, database: str, **env: str) -> tuple[int, str, str
     out, err = await process.communicate()
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
+
+
+def understanding(
+    companies: dict[str, str] | None = None, metrics: Sequence[str] = (), **fields: object
+) -> Understood:
+    """What a router would have understood: companies (symbol → name) and metric ids."""
+    return Understood(
+        companies=[
+            CompanyRef(symbol=symbol, name=name, text=name)
+            for symbol, name in (companies or {}).items()
+        ],
+        metrics=[MetricRef(id=metric) for metric in metrics],
+        **fields,  # type: ignore[arg-type]
+    )

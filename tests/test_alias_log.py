@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 
 from services.router.main import keep_alias_log
-from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder, route_question
+from services.router.routing import route_question
+from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
 from shared.contracts import Envelope, QuestionAsked
 from shared.metric_aliases import (
     confirm_exact_uses,
@@ -97,5 +98,5 @@ async def test_the_router_learns_a_confirmed_reading_and_resolves_it_exactly_aft
     finally:
         await conn.close()
     route = route_question("Apple gross margn 2022", DIRECTORY, finder)
-    assert "metric_resolutions" not in route.entities
-    assert route.entities["named_metrics"] == ["gross_margin"]
+    assert not any(metric.by_fallback for metric in route.understood.metrics)
+    assert route.understood.named_metrics == ["gross_margin"]

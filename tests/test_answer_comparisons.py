@@ -12,6 +12,7 @@ from services.answerer.drafting import reading_note
 from services.answerer.metric_list import compose_metric_list
 from services.tools.metric_listing import list_metrics
 from services.validator.checking import check_answer
+from shared.contracts import MetricRef, Understood
 from shared.metric_catalog import CATALOG, CATEGORIES
 from shared.tool_schemas import ListMetricsArgs
 from tests.helpers import make_fact
@@ -65,10 +66,8 @@ async def test_the_metric_list_names_metrics_and_passes_validation(category: str
 
 
 def test_a_fallback_reading_is_said_before_the_answer() -> None:
-    entities = {
-        "metric_resolutions": [
-            {"phrase": "gross margn", "metric": "gross_margin", "method": "fuzzy", "confidence": 1}
-        ]
-    }
-    assert reading_note(entities) == "I read 'gross margn' as gross margin. "
-    assert reading_note({}) == ""
+    understood = Understood(
+        metrics=[MetricRef(id="gross_margin", text="gross margn", method="fuzzy", confidence=0.9)]
+    )
+    assert reading_note(understood) == "I read 'gross margn' as gross margin. "
+    assert reading_note(Understood()) == ""

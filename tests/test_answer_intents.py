@@ -19,6 +19,7 @@ from shared.contracts import (
 )
 from shared.formula_words import formula_in_words
 from shared.metric_catalog import METRICS_BY_ID
+from tests.helpers import understanding
 
 CAPABILITIES = "finq answers questions about companies' financial figures for Apple (AAPL)."
 
@@ -61,7 +62,7 @@ def test_an_out_of_scope_question_is_refused_saying_what_finq_answers() -> None:
     route = RouteDecided(
         question="Tell me a joke",
         intent="out_of_scope",
-        entities={"capabilities": CAPABILITIES},
+        capabilities=CAPABILITIES,
     )
     text, passed = answer(route)
     assert text == f"That is outside what finq answers. {CAPABILITIES}"
@@ -72,7 +73,7 @@ def test_a_portfolio_question_is_told_it_is_not_answered_yet() -> None:
     route = RouteDecided(
         question="How is my portfolio doing?",
         intent="portfolio_overview",
-        entities={"capabilities": CAPABILITIES},
+        capabilities=CAPABILITIES,
     )
     text, _ = answer(route)
     assert text.startswith("Portfolio questions are not answered yet")
@@ -83,7 +84,7 @@ def test_a_document_search_before_the_index_exists_says_so_and_points_to_filings
         question="What did Apple say about risk?",
         intent="document_search",
         tool_calls=[ToolCall(tool="search_documents", arguments={"query": "risk"})],
-        entities={"companies": ["Apple"]},
+        understood=understanding({"AAPL": "Apple"}),
     )
     error = ToolError(code="tool_unavailable", message="not available")
     text, passed = answer(route, ToolResult(tool="search_documents", arguments={}, error=error))

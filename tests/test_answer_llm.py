@@ -30,6 +30,7 @@ from shared.contracts import (
     ToolResult,
     ToolsCompleted,
 )
+from tests.helpers import understanding
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 
 SOURCE = "sec:0000320193-23-000106:Revenues"
@@ -40,7 +41,7 @@ def completed() -> ToolsCompleted:
         question="What was Apple's revenue in fiscal 2023?",
         intent="metric_lookup",
         tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
-        entities={"companies": ["Apple"], "symbols": ["AAPL"], "metrics": ["revenue"]},
+        understood=understanding({"AAPL": "Apple"}, ["revenue"], periods={"fiscal_years": [2023]}),
     )
     facts = [
         Fact(

@@ -32,7 +32,7 @@ from shared.contracts import (
     ToolsCompleted,
 )
 from tests.conftest import Servers
-from tests.helpers import make_fact
+from tests.helpers import make_fact, understanding
 
 REVENUE_2023 = make_fact(383_285e6)
 NET_INCOME_2023 = make_fact(96_995e6, metric="net_income")
@@ -52,7 +52,9 @@ def route(years: list[int] | None = None, metrics: tuple[str, ...] = ("revenue",
                 },
             )
         ],
-        entities={"companies": ["Apple"], "symbols": ["AAPL"], "metrics": list(metrics)},
+        understood=understanding(
+            {"AAPL": "Apple"}, list(metrics), periods={"fiscal_years": years or [2023]}
+        ),
     )
 
 

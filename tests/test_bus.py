@@ -257,12 +257,12 @@ async def test_a_stream_of_an_older_layout_gives_way_to_the_stage_streams(
         nc = await bus.connect(server.url, name="legacy-test")
         try:
             js = nc.jetstream()
-            await js.add_stream(name="FINQ_V1", subjects=["finq.v1.>"])
+            await js.add_stream(name="FINQ_OLD", subjects=[f"{subjects.PREFIX}.>"])
             await bus.ensure_streams(js)
             names = {info.config.name for info in await js.streams_info()}
         finally:
             await nc.close()
     finally:
         server.stop()
-    assert "FINQ_V1" not in names
+    assert "FINQ_OLD" not in names
     assert set(subjects.STAGE_STREAMS.values()) <= names

@@ -17,18 +17,21 @@ from services.gateway.conversations import (
 )
 from services.validator.finalizing import record_answer
 from shared.contracts import AnswerValidated, RouteSummary, ToolCall, Validation
+from tests.helpers import understanding
 
 DEADLINE = datetime.now(UTC) + timedelta(days=1)
 
 
-def answered(text: str, intent: str, **entities: object) -> AnswerValidated:
+def answered(text: str, intent: str, year: int = 2023) -> AnswerValidated:
     return AnswerValidated(
         answer=text,
         validation=Validation(passed=True, severity="none"),
         route=RouteSummary(
             intent=intent,  # type: ignore[arg-type]
             tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
-            entities=dict(entities),
+            understood=understanding(
+                {"AAPL": "Apple"}, ["revenue"], periods={"fiscal_years": [year]}
+            ),
         ),
     )
 
@@ -55,10 +58,10 @@ async def test_history_holds_the_earlier_turns_oldest_first_with_their_routes(
     conn = await asyncpg.connect(database)
     try:
         await ask_and_answer(
-            conn, "r1", "Apple revenue 2023", answered("$383.3 billion", "metric_lookup", x=1)
+            conn, "r1", "Apple revenue 2023", answered("$383.3 billion", "metric_lookup", 2023)
         )
         await ask_and_answer(
-            conn, "r2", "And the year before?", answered("$394.3 billion", "metric_lookup", x=2)
+            conn, "r2", "And the year before?", answered("$394.3 billion", "metric_lookup", 2022)
         )
         await ask_and_answer(conn, "r3", "what about 2021?", None)
         history = await load_history(conn, "c1", "r3", turns=6)
@@ -67,7 +70,12 @@ async def test_history_holds_the_earlier_turns_oldest_first_with_their_routes(
         await conn.close()
     assert [turn.question for turn in history] == ["Apple revenue 2023", "And the year before?"]
     assert [turn.answer for turn in history] == ["$383.3 billion", "$394.3 billion"]
-    assert [turn.entities for turn in history] == [{"x": 1}, {"x": 2}]
+    assert [turn.understood.periods.fiscal_years for turn in history if turn.understood] == [
+        [2023],
+        [2022],
+    ]
+    assert history[0].understood is not None
+    assert history[0].understood.symbols == ["AAPL"]
     assert history[0].intent == "metric_lookup"
     assert history[0].tool_calls[0].tool == "get_financial_metrics"
     assert [turn.question for turn in last_one] == ["And the year before?"]

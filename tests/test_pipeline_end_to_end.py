@@ -13,7 +13,7 @@ import pytest
 
 from services.control.servers import free_port
 from services.control.supervisor import Supervisor
-from shared.subjects import Stage, durable_name, input_stream
+from shared.subjects import PREFIX, Stage, durable_name, input_stream
 from tests.conftest import RunningFinq
 from tests.helpers import wait_until
 from tests.otlp_capture import OtlpCapture
@@ -148,7 +148,7 @@ async def test_one_question_is_one_trace_through_all_five_services(
     assert {s.service for s in consumers} == services - {"finq-gateway"}
     for span in consumers:
         assert span.attributes["messaging.system"] == "nats"
-        assert span.attributes["messaging.destination.name"].startswith("finq.v1.")
+        assert span.attributes["messaging.destination.name"].startswith(f"{PREFIX}.")
         assert span.parent_span_id, "each stage continues the sender's trace"
     producers = [s for s in trace if s.name.startswith("send ")]
     assert {s.service for s in producers} == services

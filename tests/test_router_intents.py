@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from services.router.periods import find_dates, find_periods, price_window
-from services.router.rules import CompanyDirectory, CompanyEntry, route_question
+from services.router.routing import route_question
+from services.router.rules import CompanyDirectory, CompanyEntry
 from shared.contracts import ConversationTurn, RouteDecided
 from shared.intents import tool_allowed
 
@@ -28,7 +29,7 @@ def route(question: str, *history: RouteDecided) -> RouteDecided:
         ConversationTurn(
             question=turn.question,
             intent=turn.intent,
-            entities=turn.entities,
+            understood=turn.understood,
             tool_calls=turn.tool_calls,
             needs_clarification=turn.intent == "clarify",
         )
@@ -80,7 +81,7 @@ def test_a_term_outside_the_catalog_is_looked_up_in_the_glossary() -> None:
     decided = route("What is a Roth IRA?")
     assert decided.intent == "definition"
     assert arguments(decided) == {"query": "Roth IRA", "collection": "glossary", "limit": 3}
-    assert decided.entities["term"] == "Roth IRA"
+    assert decided.understood.term == "Roth IRA"
 
 
 def test_a_document_named_in_the_question_becomes_the_collection_to_search() -> None:
@@ -244,7 +245,7 @@ def test_misspelt_company_names_are_read_and_the_reading_is_kept(
 ) -> None:
     decided = route(question)
     assert arguments(decided)["symbols"] == symbols
-    assert decided.entities["company_corrections"]
+    assert any(company.corrected_from for company in decided.understood.companies)
 
 
 def test_ordinary_words_near_a_company_name_are_left_alone() -> None:
@@ -262,7 +263,7 @@ def test_a_follow_up_naming_a_quarter_keeps_the_fiscal_year() -> None:
 def test_a_slip_in_front_of_a_shorter_name_reads_the_longer_metric() -> None:
     decided = route("Apple opearting cash flow 2024")
     assert arguments(decided)["metrics"] == ["operating_cash_flow"]
-    assert decided.entities["metric_resolutions"][0]["method"] == "fuzzy"
+    assert decided.understood.metrics[0].method == "fuzzy"
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from services.router.llm_selection import reading_for_model
 from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
 from shared.contracts import ConversationTurn, QuestionAsked, RouteDecided, ToolCall
@@ -77,7 +78,9 @@ async def test_an_unsure_classifier_leaves_the_question_to_the_llm() -> None:
     router = Router(DIRECTORY, FINDER, classifier, selector)
     route = await router.route(QuestionAsked(question="apple thing"))
     assert (route.intent, route.decided_by) == ("filings", "llm")
-    assert selector.calls == [("apple thing", {"symbols": ["AAPL"], "companies": ["Apple"]})]
+    [(question, hints)] = selector.calls
+    assert question == "apple thing"
+    assert reading_for_model(hints) == {"symbols": ["AAPL"], "companies": ["Apple"]}
 
 
 async def test_a_plan_naming_a_tool_outside_its_intent_is_refused() -> None:
@@ -91,11 +94,10 @@ async def test_a_plan_naming_a_tool_outside_its_intent_is_refused() -> None:
     route = await router.route(QuestionAsked(question="apple thing"))
     assert route.intent == "out_of_scope"
     assert route.tool_calls == []
-    assert route.entities["refused_tools"] == ["get_financial_metrics"]
+    assert route.understood.refused_tools == ["get_financial_metrics"]
 
 
 async def test_without_an_llm_an_unsure_route_keeps_the_rules_best_guess() -> None:
     router = Router(DIRECTORY, FINDER)
     route = await router.route(QuestionAsked(question="Apple"))
     assert route.intent == "clarify"
-    assert "unsure" not in route.entities

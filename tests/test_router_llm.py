@@ -14,6 +14,7 @@ from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
 from shared.contracts import ConversationTurn, QuestionAsked
 from shared.tool_schemas import TOOL_ARGUMENTS
+from tests.helpers import understanding
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 
 CAPABILITIES = "finq answers questions about Apple (AAPL) and NVIDIA (NVDA)"
@@ -43,7 +44,7 @@ def function_names(request: dict) -> list[str]:
 
 async def test_a_good_tool_call_becomes_a_validated_plan() -> None:
     async with selector_for(ScriptedReply(tool_calls=[GOOD_CALL])) as (selector, server):
-        route = await selector.select("apple sales fy23 pls", [], {"symbols": ["AAPL"]})
+        route = await selector.select("apple sales fy23 pls", [], understanding({"AAPL": "Apple"}))
     assert route is not None
     assert (route.intent, route.decided_by, route.confidence) == ("metric_lookup", "llm", 0.9)
     assert route.tool_calls[0].tool == "get_financial_metrics"
@@ -53,7 +54,8 @@ async def test_a_good_tool_call_becomes_a_validated_plan() -> None:
         "period": "annual",
         "fiscal_years": [2023],
     }
-    assert route.entities["llm"]["prompt_tokens"] == 50
+    assert route.understood.llm is not None
+    assert route.understood.llm.prompt_tokens == 50
     [request] = server.requests
     assert request["model"] == "scripted-model"
     assert function_names(request) == [*answered_tools(), "ask_clarifying_question", "decline"]
@@ -75,10 +77,11 @@ async def test_an_invalid_call_is_retried_once_with_the_error_and_the_second_is_
     async with selector_for(
         ScriptedReply(tool_calls=[bad]), ScriptedReply(tool_calls=[GOOD_CALL])
     ) as (selector, server):
-        route = await selector.select("apple revenue 2023", [], {})
+        route = await selector.select("apple revenue 2023", [])
     assert route is not None
     assert (route.intent, route.confidence) == ("metric_lookup", 0.7)
-    assert route.entities["llm"]["attempts"] == 2
+    assert route.understood.llm is not None
+    assert route.understood.llm.calls == 2
     retry = server.requests[1]["messages"]
     assert retry[-1]["role"] == "tool"
     assert "user_id" in retry[-1]["content"] and "Invalid arguments" in retry[-1]["content"]
@@ -90,7 +93,7 @@ async def test_two_invalid_calls_end_in_a_clarifying_question() -> None:
         selector,
         server,
     ):
-        route = await selector.select("price?", [], {})
+        route = await selector.select("price?", [])
     assert route is not None
     assert route.intent == "clarify" and route.tool_calls == []
     assert route.clarifying_question is not None
@@ -100,17 +103,17 @@ async def test_two_invalid_calls_end_in_a_clarifying_question() -> None:
 async def test_a_tool_outside_the_whitelist_is_refused_and_never_planned() -> None:
     sneaky = ("run_sql", {"sql": "DELETE FROM companies"})
     async with selector_for(ScriptedReply(tool_calls=[sneaky])) as (selector, _):
-        route = await selector.select("delete it all", [], {})
+        route = await selector.select("delete it all", [])
     assert route is not None
     assert route.intent == "out_of_scope"
     assert route.tool_calls == []
-    assert route.entities["refused_tools"] == ["run_sql"]
+    assert route.understood.refused_tools == ["run_sql"]
 
 
 async def test_declining_gives_an_out_of_scope_route() -> None:
     reply = ScriptedReply(tool_calls=[("decline", {"reason": "small talk"})])
     async with selector_for(reply) as (selector, _):
-        route = await selector.select("how are you", [], {})
+        route = await selector.select("how are you", [])
     assert route is not None and route.intent == "out_of_scope"
 
 
@@ -120,8 +123,8 @@ async def test_a_comparison_and_a_range_get_their_intents_from_the_arguments() -
     async with selector_for(
         ScriptedReply(tool_calls=[comparison]), ScriptedReply(tool_calls=[trend])
     ) as (selector, _):
-        first = await selector.select("a vs n", [], {})
-        second = await selector.select("a lately", [], {})
+        first = await selector.select("a vs n", [])
+        second = await selector.select("a lately", [])
     assert first is not None and first.intent == "metric_comparison"
     assert second is not None and second.intent == "metric_trend"
 
@@ -129,7 +132,7 @@ async def test_a_comparison_and_a_range_get_their_intents_from_the_arguments() -
 async def test_the_conversation_goes_with_the_question() -> None:
     history = [ConversationTurn(question="Apple revenue 2023", answer="$383.3 billion")]
     async with selector_for(ScriptedReply(tool_calls=[GOOD_CALL])) as (selector, server):
-        await selector.select("and before that?", history, {})
+        await selector.select("and before that?", history)
     roles = [(m["role"], m["content"]) for m in server.requests[0]["messages"][1:]]
     assert roles == [
         ("user", "Apple revenue 2023"),
@@ -141,10 +144,10 @@ async def test_the_conversation_goes_with_the_question() -> None:
 async def test_a_timeout_or_a_server_error_gives_none_quickly() -> None:
     async with selector_for(ScriptedReply(delay_seconds=3.0), client_timeout=0.3) as (selector, _):
         started = time.monotonic()
-        assert await selector.select("x", [], {}) is None
+        assert await selector.select("x", []) is None
         assert time.monotonic() - started < 2.0
     async with selector_for(ScriptedReply(status=500)) as (selector, _):
-        assert await selector.select("x", [], {}) is None
+        assert await selector.select("x", []) is None
 
 
 async def test_the_router_asks_the_llm_only_when_rules_are_unsure() -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from services.router.periods import find_fiscal_years
+from services.router.routing import route_question
 from services.router.rules import (
     EXAMPLE_QUESTION,
     METRIC_INTENTS,
     CompanyDirectory,
     CompanyEntry,
     find_metrics,
-    route_question,
 )
 from shared.intents import ALLOWED_TOOLS
 from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
@@ -110,8 +110,8 @@ def test_an_unrelated_question_is_refused_naming_what_finq_holds() -> None:
     route = route_question("Tell me a joke about cats", DIRECTORY)
     assert route.intent == "out_of_scope"
     assert route.tool_calls == []
-    assert "Apple (AAPL)" in route.entities["capabilities"]
-    assert EXAMPLE_QUESTION in route.entities["capabilities"]
+    assert "Apple (AAPL)" in (route.capabilities or "")
+    assert EXAMPLE_QUESTION in (route.capabilities or "")
 
 
 def test_a_metric_without_a_company_asks_which_company() -> None:
@@ -236,9 +236,9 @@ def test_misspelt_metrics_are_read_by_fuzzy_match_and_the_reading_is_kept(
 ) -> None:
     route = route_question(question, DIRECTORY)
     assert plan(question)["metrics"] == metrics
-    resolutions = route.entities["metric_resolutions"]
-    assert [(r["phrase"], r["metric"], r["method"]) for r in resolutions] == [(*reading, "fuzzy")]
-    assert route.entities["named_metrics"] == [m for m in metrics if m != reading[1]]
+    resolutions = [m for m in route.understood.metrics if m.by_fallback]
+    assert [(r.text, r.id, r.method) for r in resolutions] == [(*reading, "fuzzy")]
+    assert route.understood.named_metrics == [m for m in metrics if m != reading[1]]
 
 
 @pytest.mark.parametrize(
@@ -269,17 +269,18 @@ def test_a_comparison_asks_for_every_company_in_one_call_and_says_it_compares() 
     question = "Who had more revenue in fiscal 2023, Apple or NVIDIA?"
     route = route_question(question, DIRECTORY)
     assert plan(question)["symbols"] == ["AAPL", "NVDA"]
-    assert route.entities["comparison"] is True
-    assert "comparison" not in route_question("Apple revenue 2023", DIRECTORY).entities
+    assert route.understood.comparison is True
+    assert route_question("Apple revenue 2023", DIRECTORY).understood.comparison is False
 
 
-def test_a_company_with_an_unknown_metric_gets_the_closest_names() -> None:
+def test_a_company_with_a_figure_the_catalog_does_not_name_searches_its_filings() -> None:
     route = route_question("What was Apple's ceo salary in 2023?", DIRECTORY)
-    assert route.intent == "clarify"
-    assert route.entities["unknown_metric_phrases"] == ["ceo salary"]
-    assert route.clarifying_question is not None
-    assert route.clarifying_question.startswith("I don't know a metric called 'ceo salary'")
-    assert "the closest I hold are" in route.clarifying_question
+    assert route.intent == "document_search"
+    assert route.understood.unknown_metric_phrases == ["ceo salary"]
+    [call] = route.tool_calls
+    assert call.tool == "search_documents"
+    assert call.arguments["symbols"] == ["AAPL"]
+    assert call.arguments["fiscal_year"] == 2023
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from services.answerer.comparisons import compose_comparisons
 from services.answerer.extras import chart_spec, suggestions
@@ -18,97 +19,184 @@ from services.answerer.intent_answers import (
     compose_refusal,
     compose_trend,
     compose_unavailable,
+    compose_uncovered,
     compose_unknown_term,
 )
 from services.answerer.metric_list import compose_metric_list
 from services.answerer.passages import compose_passages_answer, search_scope
-from shared.contracts import AnswerDrafted, Citation, ToolsCompleted
+from services.answerer.period_arithmetic import same_quarter_growth, year_to_date
+from shared.contracts import (
+    AnswerDrafted,
+    Citation,
+    Fact,
+    Intent,
+    MetricInfo,
+    Passage,
+    RouteDecided,
+    Source,
+    ToolError,
+    ToolResult,
+    ToolsCompleted,
+    Understood,
+)
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 
 
-def reading_note(entities: dict[str, Any]) -> str:
+def reading_note(understood: Understood) -> str:
     """ "I read 'gross margn' as gross margin." for metrics only a fallback understood, and
     misspelt company names, so the user can see, and correct, what was assumed."""
     readings = [
-        f"{r['phrase']!r} as {mid_sentence(METRICS_BY_ID[r['metric']].label)}"
-        for r in entities.get("metric_resolutions", [])
-        if r["metric"] in METRICS_BY_ID
+        f"{m.text!r} as {mid_sentence(METRICS_BY_ID[m.id].label)}"
+        for m in understood.metrics
+        if m.by_fallback and m.id in METRICS_BY_ID
     ]
-    companies = dict(zip(entities.get("symbols", []), entities.get("companies", []), strict=False))
-    for written, name in entities.get("company_corrections", {}).items():
-        display = next((c for c in companies.values() if c.lower() == name), name.title())
-        readings.append(f"{written!r} as {display}")
+    readings.extend(
+        f"{c.corrected_from!r} as {c.name}" for c in understood.companies if c.corrected_from
+    )
     return f"I read {' and '.join(readings)}. " if readings else ""
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What the tools returned for one route, gathered across its calls."""
+
+    facts: list[Fact]
+    sources: list[Source]
+    missing: list[str]
+    passages: list[Passage]
+    metrics: list[MetricInfo]
+    # A search this finq cannot run is said by the answer itself (document questions) or
+    # done without (a definition stands on the catalog); it is not an error to show.
+    unavailable: list[ToolError]
+    errors: list[ToolError]
+
+    @classmethod
+    def of(cls, results: list[ToolResult]) -> Fetched:
+        errors = [result.error for result in results if result.error is not None]
+        return cls(
+            facts=[fact for result in results for fact in result.facts],
+            sources=[source for result in results for source in result.sources],
+            missing=[item for result in results for item in result.missing],
+            passages=[passage for result in results for passage in result.passages],
+            metrics=[metric for result in results for metric in result.metrics],
+            unavailable=[e for e in errors if e.code == "tool_unavailable"],
+            errors=[e for e in errors if e.code != "tool_unavailable"],
+        )
+
+
+Drafted = tuple[str, list[Citation]]
+Drafter = Callable[[RouteDecided, Fetched], Drafted]
+
+
+def draft_refusal(route: RouteDecided, fetched: Fetched) -> Drafted:
+    return compose_refusal(route.capabilities or ""), []
+
+
+def draft_not_yet(route: RouteDecided, fetched: Fetched) -> Drafted:
+    return compose_not_yet(route.intent, route.capabilities or ""), []
+
+
+def draft_definition(route: RouteDecided, fetched: Fetched) -> Drafted:
+    if fetched.passages:
+        # A term the catalog does not hold, explained from the glossary's own words.
+        return compose_passages_answer(route.question, fetched.passages, fetched.sources)
+    if not fetched.metrics:
+        term = route.understood.term or route.question
+        return compose_unknown_term(term, route.capabilities or ""), []
+    return compose_definition(fetched.metrics), []
+
+
+def draft_from_documents(route: RouteDecided, fetched: Fetched) -> Drafted:
+    """What the filings say, quoted; when nothing held answers it, what finq can answer
+    instead (a scoped figure it holds only as the company's total, say)."""
+    understood = route.understood
+    companies = {c.symbol: c.name for c in understood.companies}
+    if fetched.unavailable:
+        return compose_unavailable(fetched.unavailable, list(companies.values())), []
+    scope = search_scope(route.tool_calls[0].arguments, companies) if route.tool_calls else ""
+    text, citations = compose_passages_answer(
+        route.question, fetched.passages, fetched.sources, scope
+    )
+    if not fetched.passages and (understood.metrics or understood.unknown_metric_phrases):
+        text = f"{compose_uncovered(understood)} {text}"
+    return text, citations
+
+
+def draft_metric_list(route: RouteDecided, fetched: Fetched) -> Drafted:
+    return compose_metric_list(fetched.metrics, route.understood.category), []
+
+
+def draft_prices(route: RouteDecided, fetched: Fetched) -> Drafted:
+    return compose_price_answer(fetched.facts, fetched.sources, fetched.missing)
+
+
+def draft_filings_index(route: RouteDecided, fetched: Fetched) -> Drafted:
+    companies = [c.name for c in route.understood.companies] or [""]
+    return compose_filings_answer(companies[0], fetched.sources, fetched.missing)
+
+
+def draft_series(route: RouteDecided, fetched: Fetched) -> Drafted:
+    text, citations = compose_series_answer(fetched.facts, fetched.sources, fetched.missing)
+    text = " ".join([text, *compose_trend(fetched.facts), *period_sentences(route, fetched)])
+    return reading_note(route.understood) + text, citations
+
+
+def draft_figures(route: RouteDecided, fetched: Fetched) -> Drafted:
+    text, citations = compose_metric_answer(fetched.facts, fetched.sources, fetched.missing)
+    if route.understood.comparison:
+        text = " ".join([text, *compose_comparisons(fetched.facts)])
+    text = " ".join([text, *period_sentences(route, fetched)])
+    return reading_note(route.understood) + text, citations
+
+
+def period_sentences(route: RouteDecided, fetched: Fetched) -> list[str]:
+    """Year-to-date totals and same-quarter growth the question asked for, computed from the
+    fetched quarters; their derived facts join the answer's facts for the validator."""
+    totals, total_sentences = year_to_date(fetched.facts, route.understood)
+    growths, growth_sentences = same_quarter_growth(fetched.facts, route.understood)
+    fetched.facts.extend([*totals, *growths])
+    return [*total_sentences, *growth_sentences]
+
+
+def draft_clarification(route: RouteDecided, fetched: Fetched) -> Drafted:
+    return route.clarifying_question or "Could you rephrase the question?", []
+
+
+# One drafter per intent; adding an intent adds its line here and its planner's in the
+# router's `PLANNERS`.
+DRAFTERS: dict[Intent, Drafter] = {
+    "metric_lookup": draft_figures,
+    "metric_comparison": draft_figures,
+    "metric_trend": draft_series,
+    "price": draft_prices,
+    "filings": draft_filings_index,
+    "document_search": draft_from_documents,
+    "definition": draft_definition,
+    "list_metrics": draft_metric_list,
+    "portfolio_overview": draft_not_yet,
+    "portfolio_position": draft_not_yet,
+    "out_of_scope": draft_refusal,
+    "clarify": draft_clarification,
+}
 
 
 def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     route = completed.route
-    entities = route.entities
-    capabilities = entities.get("capabilities", "")
-    if route.intent == "clarify":
-        question = route.clarifying_question or "Could you rephrase the question?"
-        return AnswerDrafted(
-            route=route,
-            results=completed.results,
-            answer=question,
-            needs_clarification=True,
-            clarifying_question=question,
+    fetched = Fetched.of(completed.results)
+    text, citations = DRAFTERS[route.intent](route, fetched)
+    if fetched.errors and not fetched.facts and not fetched.passages:
+        text = " ".join(
+            f"That request could not be run: {error.message}." for error in fetched.errors
         )
-    facts = [fact for result in completed.results for fact in result.facts]
-    sources = [source for result in completed.results for source in result.sources]
-    missing = [item for result in completed.results for item in result.missing]
-    passages = [passage for result in completed.results for passage in result.passages]
-    errors = [result.error for result in completed.results if result.error is not None]
-    # A search this finq cannot run is said by the answer itself (document questions) or
-    # does without it (a definition stands on the catalog); it is not an error to show.
-    unavailable = [e for e in errors if e.code == "tool_unavailable"]
-    errors = [e for e in errors if e.code != "tool_unavailable"]
-    citations: list[Citation] = []
-    if route.intent == "out_of_scope":
-        text = compose_refusal(capabilities)
-    elif route.intent in {"portfolio_overview", "portfolio_position"}:
-        text = compose_not_yet(route.intent, capabilities)
-    elif route.intent == "definition" and passages:
-        # A term the catalog does not hold, explained from the glossary's own words.
-        text, citations = compose_passages_answer(route.question, passages, sources)
-    elif route.intent == "definition" and not any(r.metrics for r in completed.results):
-        text = compose_unknown_term(entities.get("term", route.question), capabilities)
-    elif route.intent == "definition":
-        text = compose_definition([m for result in completed.results for m in result.metrics])
-    elif route.intent == "document_search":
-        if unavailable:
-            text = compose_unavailable(unavailable, entities.get("companies", []))
-        else:
-            companies = dict(
-                zip(entities.get("symbols", []), entities.get("companies", []), strict=False)
-            )
-            scope = search_scope(route.tool_calls[0].arguments, companies)
-            text, citations = compose_passages_answer(route.question, passages, sources, scope)
-    elif route.intent == "list_metrics":
-        listed = [metric for result in completed.results for metric in result.metrics]
-        text = compose_metric_list(listed, entities.get("category"))
-    elif route.intent == "price":
-        text, citations = compose_price_answer(facts, sources, missing)
-    elif route.intent == "filings":
-        companies = entities.get("companies") or entities.get("symbols") or [""]
-        text, citations = compose_filings_answer(companies[0], sources, missing)
-    elif route.intent == "metric_trend":
-        text, citations = compose_series_answer(facts, sources, missing)
-        text = " ".join([text, *compose_trend(facts)])
-        text = reading_note(entities) + text
-    else:
-        text, citations = compose_metric_answer(facts, sources, missing)
-        if entities.get("comparison"):
-            text = " ".join([text, *compose_comparisons(facts)])
-        text = reading_note(entities) + text
-    if errors and not facts and not passages:
-        text = " ".join(f"That request could not be run: {error.message}." for error in errors)
+    clarifying = route.intent == "clarify"
     return AnswerDrafted(
         route=route,
         results=completed.results,
         answer=text,
         citations=citations,
-        facts=facts,
-        chart=chart_spec(route, facts),
+        facts=fetched.facts,
+        needs_clarification=clarifying,
+        clarifying_question=text if clarifying else None,
+        chart=chart_spec(route, fetched.facts),
         suggestions=suggestions(route),
     )

@@ -76,12 +76,12 @@ def chart_spec(route: RouteDecided, facts: list[Fact]) -> dict[str, Any] | None:
 
 def suggestions(route: RouteDecided) -> list[str]:
     """Two or three natural next questions, built from what this one was about."""
-    entities = route.entities
-    companies = entities.get("companies") or []
-    metrics = [m for m in entities.get("metrics", []) if m in METRICS_BY_ID]
+    understood = route.understood
+    companies = [company.name for company in understood.companies]
+    metrics = [m for m in understood.metric_ids if m in METRICS_BY_ID]
     company = companies[0] if companies else "Apple"
     label = mid_sentence(METRICS_BY_ID[metrics[0]].label) if metrics else "revenue"
-    symbol = (entities.get("symbols") or ["AAPL"])[0]
+    symbol = (understood.symbols or ["AAPL"])[0]
     other = _OTHER_COMPANY.get(symbol, "Apple")
     if route.intent in {"metric_lookup", "metric_comparison", "metric_trend"}:
         return [

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from shared.contracts import Fact, MetricInfo, ToolError
+from shared.contracts import Fact, MetricInfo, ToolError, Understood
 from shared.english import possessive
 from shared.formula_words import formula_in_words, in_words
 from shared.intents import INTENTS_BY_NAME
-from shared.metric_catalog import mid_sentence
+from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.value_formatting import format_value
 
 
@@ -91,3 +91,48 @@ def _when(fact: Fact) -> str:
     if fact.period_type == "quarterly" and fact.fiscal_quarter:
         return f"Q{fact.fiscal_quarter} of fiscal {fact.fiscal_year}"
     return f"fiscal {fact.fiscal_year}"
+
+
+_SCOPE_WORDS = {
+    "segment": "segment",
+    "product": "product line",
+    "geography": "region",
+    "per_share": "per-share basis",
+    "as_reported": "reporting basis",
+    "other": "part of the business",
+}
+
+
+def compose_uncovered(understood: Understood) -> str:
+    """What finq can answer instead of a figure it does not hold as asked: its figures are
+    company totals, so a segment, a product line or a region is named back, never answered
+    with the total. Written without digits: there is no fetched fact to check one against."""
+    company = understood.companies[0].name if understood.companies else "the company"
+    labels = [
+        mid_sentence(METRICS_BY_ID[m.id].label) for m in understood.metrics if m.id in METRICS_BY_ID
+    ]
+    if not labels:
+        phrase = (understood.unknown_metric_phrases or ["that"])[0]
+        return (
+            f"finq holds no figure called {phrase!r} for {company}: its figures are the "
+            "company totals of the financial statements (revenue, profits, cash flows, "
+            "balances and the ratios built on them). What a filing says about it can be "
+            "searched once the filing is loaded."
+        )
+    label = " and ".join(dict.fromkeys(labels))
+    scopes = list(dict.fromkeys(scope.text for m in understood.metrics for scope in m.scope))
+    if scopes:
+        kinds = " or ".join(
+            dict.fromkeys(_SCOPE_WORDS[s.kind] for m in understood.metrics for s in m.scope)
+        )
+        return (
+            f"finq holds {possessive(company)} {label} as a company total, not "
+            f"{' '.join(scopes)} {label}: a figure by {kinds} comes from the tables of "
+            f"{possessive(company)} filings, so finq answers it only from a loaded filing."
+        )
+    unread = ", ".join(repr(span.text) for span in understood.not_understood)
+    return (
+        f"finq read {possessive(company)} {label} in that question but not {unread}, so it "
+        f"does not answer with the company's total {label}; ask for the {label} alone, or "
+        "load the filing to search what it says."
+    )

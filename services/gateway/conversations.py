@@ -12,6 +12,7 @@ from shared.contracts import (
     ConversationMessage,
     ConversationSummary,
     ConversationTurn,
+    Understood,
 )
 
 TITLE_CHARS = 80
@@ -99,11 +100,13 @@ def turn_from_row(row: Any) -> ConversationTurn:
     if isinstance(route, str):
         route = json.loads(route)
     route = route or {}
+    understood = route.get("understood")
     return ConversationTurn(
         question=row["question"],
         answer=row["answer"] or "",
         intent=row["intent"],
-        entities=route.get("entities", {}),
+        # A turn answered before the route was typed carries nothing to inherit.
+        understood=Understood.model_validate(understood) if understood else None,
         tool_calls=route.get("tool_calls", []),
         needs_clarification=row["needs_clarification"],
     )

@@ -20,7 +20,14 @@ import structlog
 from openai import AsyncOpenAI
 from pydantic import ValidationError
 
-from shared.contracts import ConversationTurn, Intent, RouteDecided, ToolCall
+from shared.contracts import (
+    ConversationTurn,
+    Intent,
+    LlmUsage,
+    RouteDecided,
+    ToolCall,
+    Understood,
+)
 from shared.intents import INTENTS, tool_allowed
 from shared.tool_schemas import (
     GET_FINANCIAL_METRICS,
@@ -133,7 +140,7 @@ class LlmToolSelector:
         )
 
     def messages(
-        self, question: str, history: Sequence[ConversationTurn], hints: dict[str, Any]
+        self, question: str, history: Sequence[ConversationTurn], hints: Understood | None = None
     ) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt()}]
         for turn in list(history)[-HISTORY_TURNS:]:
@@ -141,18 +148,19 @@ class LlmToolSelector:
             if turn.answer:
                 messages.append({"role": "assistant", "content": turn.answer})
         content = question
-        if hints:
-            content += f"\n\n(finq's own reading of the question: {json.dumps(hints)})"
+        reading = reading_for_model(hints) if hints is not None else {}
+        if reading:
+            content += f"\n\n(finq's own reading of the question: {json.dumps(reading)})"
         messages.append({"role": "user", "content": content})
         return messages
 
     async def select(
-        self, question: str, history: Sequence[ConversationTurn], hints: dict[str, Any]
+        self, question: str, history: Sequence[ConversationTurn], hints: Understood | None = None
     ) -> RouteDecided | None:
         messages = self.messages(question, history, hints)
-        usage = {"model": self.model, "prompt_tokens": 0, "completion_tokens": 0, "attempts": 0}
+        usage = LlmUsage(model=self.model)
         for attempt in range(2):
-            usage["attempts"] = attempt + 1
+            usage.calls = attempt + 1
             try:
                 response = await self.client.chat.completions.create(
                     model=self.model, messages=messages, tools=self.tools, tool_choice="auto"
@@ -161,24 +169,24 @@ class LlmToolSelector:
                 log.warning("LLM tool selection failed", error=repr(error)[:300])
                 return None
             if response.usage is not None:
-                usage["prompt_tokens"] += response.usage.prompt_tokens
-                usage["completion_tokens"] += response.usage.completion_tokens
+                usage.prompt_tokens += response.usage.prompt_tokens
+                usage.completion_tokens += response.usage.completion_tokens
             message = response.choices[0].message
             if not message.tool_calls:
                 log.info("LLM answered without a tool call")
                 return None
             call = message.tool_calls[0]
             name = call.function.name
-            entities: dict[str, Any] = {"llm": usage}
+            understood = Understood(llm=usage)
             if name == DECLINE:
-                return self._route(question, "out_of_scope", entities, 0.9)
+                return self._route(question, "out_of_scope", understood, 0.9)
             if name == ASK_CLARIFYING_QUESTION:
                 asked = _clarifying(call.function.arguments)
-                return self._route(question, "clarify", entities, 0.8, clarifying=asked)
+                return self._route(question, "clarify", understood, 0.8, clarifying=asked)
             if name not in TOOL_ARGUMENTS or name not in answered_tools():
                 log.warning("LLM named a tool outside the whitelist", tool=name)
-                entities["refused_tools"] = [name]
-                return self._route(question, "out_of_scope", entities, 0.5)
+                understood.refused_tools = [name]
+                return self._route(question, "out_of_scope", understood, 0.5)
             problem, validated = _validate(name, call.function.arguments)
             if validated is not None:
                 intent = intent_of(name, validated)
@@ -187,7 +195,7 @@ class LlmToolSelector:
                 return self._route(
                     question,
                     intent,
-                    entities,
+                    understood,
                     0.9 if attempt == 0 else 0.7,
                     ToolCall(tool=name, arguments=validated),
                 )
@@ -216,7 +224,7 @@ class LlmToolSelector:
         return self._route(
             question,
             "clarify",
-            {"llm": usage},
+            Understood(llm=usage),
             0.3,
             clarifying="I could not work out exactly what to look up. Which company, which "
             "figure and which period do you mean?",
@@ -226,7 +234,7 @@ class LlmToolSelector:
     def _route(
         question: str,
         intent: Intent,
-        entities: dict[str, Any],
+        understood: Understood,
         confidence: float,
         call: ToolCall | None = None,
         clarifying: str | None = None,
@@ -236,7 +244,7 @@ class LlmToolSelector:
             intent=intent,
             tool_calls=[call] if call is not None else [],
             clarifying_question=clarifying,
-            entities=entities,
+            understood=understood,
             decided_by="llm",
             confidence=confidence,
         )
@@ -263,3 +271,23 @@ def _clarifying(raw: str) -> str:
     except (json.JSONDecodeError, AttributeError):
         question = ""
     return question[:300] or "Which company, figure and period do you mean?"
+
+
+def reading_for_model(understood: Understood) -> dict[str, Any]:
+    """What the rules read, in the words of the tools' arguments, as a hint for the model."""
+    reading: dict[str, Any] = {}
+    if understood.companies:
+        reading["symbols"] = understood.symbols
+        reading["companies"] = [company.name for company in understood.companies]
+    if understood.metrics:
+        reading["metrics"] = understood.metric_ids
+    periods = understood.periods
+    if periods.fiscal_years:
+        reading["fiscal_years"] = periods.fiscal_years
+    if periods.period_type:
+        reading["period"] = periods.period_type
+    if periods.fiscal_quarters:
+        reading["fiscal_quarters"] = periods.fiscal_quarters
+    if periods.last:
+        reading["last"] = periods.last
+    return reading

@@ -9,6 +9,7 @@ import asyncpg
 import structlog
 from openai import AsyncOpenAI
 
+from services.router.fiscal_calendar import load_fiscal_calendars
 from services.router.intent_classifier import ARTIFACTS_DIR as CLASSIFIER_ARTIFACTS
 from services.router.intent_classifier import IntentClassifier
 from services.router.llm_selection import LlmToolSelector
@@ -40,7 +41,7 @@ log = structlog.get_logger()
 
 # The latest data held per company, so "last year" and "last month" mean the latest held.
 DIRECTORY_SQL = """
-SELECT c.symbol, c.display_name, c.aliases,
+SELECT c.symbol, c.display_name, c.aliases, c.tickers,
        (SELECT max(v.fiscal_year) FROM metric_values v
          WHERE v.symbol = c.symbol AND v.period_type = 'annual') AS latest_fiscal_year,
        (SELECT max(p.day) FROM prices p WHERE p.symbol = c.symbol) AS latest_price_day
@@ -57,11 +58,13 @@ async def load_directory(pool: asyncpg.Pool) -> CompanyDirectory:
                 symbol=row["symbol"],
                 display_name=row["display_name"],
                 names=tuple(row["aliases"]),
+                tickers=tuple(row["tickers"] or ()),
                 latest_fiscal_year=row["latest_fiscal_year"],
                 latest_price_day=row["latest_price_day"],
             )
             for row in rows
-        )
+        ),
+        await load_fiscal_calendars(pool),
     )
 
 
@@ -105,18 +108,19 @@ async def keep_alias_log(
 ) -> None:
     """Count what only a fallback understood or nothing did; learn readings that this
     conversation has now confirmed by naming the metric exactly."""
-    entities = route.entities
+    understood = route.understood
     resolutions = [
-        Resolution(r["phrase"], r["metric"], r["confidence"], r["method"])
-        for r in entities.get("metric_resolutions", [])
+        Resolution(m.text or m.id, m.id, m.confidence, m.method)  # type: ignore[arg-type]
+        for m in understood.metrics
+        if m.by_fallback
     ]
-    unresolved = entities.get("unknown_metric_phrases", [])
+    unresolved = understood.unknown_metric_phrases
     if resolutions or unresolved:
         await record_metric_phrases(
             db, envelope.conversation_id, route.question, resolutions, unresolved
         )
     learned = await confirm_exact_uses(
-        db, envelope.conversation_id, envelope.request_id, entities.get("named_metrics", [])
+        db, envelope.conversation_id, envelope.request_id, understood.named_metrics
     )
     for phrase, metric in learned.items():
         finder.learn(phrase, metric)

@@ -11,17 +11,80 @@ from typing import Any, Protocol
 import structlog
 
 from services.router.metric_finding import MetricFinder
+from services.router.planning import plan_intent
 from services.router.rules import (
     CompanyDirectory,
     IntentPredictor,
     RuleThresholds,
     capabilities,
-    route_question,
+    catalog_finder,
+    inherit_from_previous_turn,
+    rules_confidence,
+    score_intents,
+    understand,
 )
-from shared.contracts import ConversationTurn, QuestionAsked, RouteDecided
+from shared.contracts import ConversationTurn, QuestionAsked, RouteDecided, RouteLayer, Understood
 from shared.intents import tool_allowed
 
 log = structlog.get_logger()
+
+DEFAULT_THRESHOLDS = RuleThresholds()
+
+
+def decide_route(
+    question: str,
+    directory: CompanyDirectory,
+    finder: MetricFinder | None = None,
+    history: Sequence[ConversationTurn] = (),
+    classifier: IntentPredictor | None = None,
+    thresholds: RuleThresholds = DEFAULT_THRESHOLDS,
+    classifier_threshold: float = 0.6,
+    classifier_min_margin: float = 0.2,
+    classifier_override: float = 0.9,
+) -> tuple[RouteDecided, bool]:
+    """Layers 1 and 2 (and the conversation): the route, and whether neither rules nor
+    classifier were sure, so the caller may ask the LLM."""
+    finder = finder or catalog_finder(directory)
+    understanding = understand(question, directory, finder)
+    previous = history[-1] if history else None
+    if previous is not None:
+        inherit_from_previous_turn(understanding, previous, directory)
+    understanding.scores = score_intents(understanding)
+    best, top, lead = rules_confidence(understanding.scores)
+    confidence = round(min(1.0, top / (top + (top - lead) + 1.0)), 2) if top > 0 else 0.0
+    decided_by: RouteLayer = "conversation" if understanding.inherited else "rules"
+    unsure = False
+    if not (top >= thresholds.min_score and lead >= thresholds.min_margin):
+        prediction = classifier.predict(question) if classifier is not None else None
+        if (
+            prediction is not None
+            and prediction.probability >= classifier_threshold
+            and prediction.probability - prediction.runner_up_probability >= classifier_min_margin
+            # Overruling what the rules did find takes more than agreeing with it.
+            and (
+                top <= 0
+                or prediction.intent == best
+                or prediction.probability >= classifier_override
+            )
+        ):
+            best, confidence, decided_by = prediction.intent, prediction.probability, "classifier"
+        else:
+            unsure = True
+            if top <= 0:
+                best = (
+                    "clarify" if understanding.symbols or understanding.metrics else "out_of_scope"
+                )
+    route = plan_intent(best, understanding, directory, finder)
+    route.decided_by = decided_by
+    route.confidence = confidence
+    return route, unsure
+
+
+def route_question(
+    question: str, directory: CompanyDirectory, *args: Any, **options: Any
+) -> RouteDecided:
+    """The route of layers 1 and 2 alone, for callers that have no LLM to ask."""
+    return decide_route(question, directory, *args, **options)[0]
 
 
 class ToolSelector(Protocol):
@@ -29,7 +92,7 @@ class ToolSelector(Protocol):
     None when it cannot (no answer in time, an error)."""
 
     async def select(
-        self, question: str, history: Sequence[ConversationTurn], hints: dict[str, Any]
+        self, question: str, history: Sequence[ConversationTurn], hints: Understood
     ) -> RouteDecided | None: ...
 
 
@@ -45,7 +108,7 @@ class Router:
     classifier_override: float = 0.9
 
     async def route(self, asked: QuestionAsked) -> RouteDecided:
-        route = route_question(
+        route, unsure = decide_route(
             asked.question,
             self.directory,
             self.finder,
@@ -56,19 +119,16 @@ class Router:
             self.classifier_min_margin,
             self.classifier_override,
         )
-        unsure = bool(route.entities.pop("unsure", False))
         if unsure and self.selector is not None:
-            hints = {
-                key: route.entities[key]
-                for key in ("symbols", "companies", "metrics", "fiscal_years")
-                if route.entities.get(key)
-            }
-            periods = route.entities.get("periods", {})
-            if any(key != "spans_several" for key in periods):
-                hints["periods"] = periods
-            chosen = await self.selector.select(asked.question, asked.history, hints)
+            chosen = await self.selector.select(asked.question, asked.history, route.understood)
             if chosen is not None:
-                chosen.entities = {**route.entities, **chosen.entities}
+                # The model chose the tool; what the rules read of the question stays.
+                chosen.understood = route.understood.model_copy(
+                    update={
+                        "llm": chosen.understood.llm,
+                        "refused_tools": chosen.understood.refused_tools,
+                    }
+                )
                 route = chosen
         return enforce_policy(route, self.directory)
 
@@ -83,11 +143,8 @@ def enforce_policy(route: RouteDecided, directory: CompanyDirectory) -> RouteDec
     return RouteDecided(
         question=route.question,
         intent="out_of_scope",
-        entities={
-            **route.entities,
-            "refused_tools": refused,
-            "capabilities": capabilities(directory),
-        },
+        understood=route.understood.model_copy(update={"refused_tools": refused}),
+        capabilities=capabilities(directory),
         decided_by=route.decided_by,
         confidence=route.confidence,
     )

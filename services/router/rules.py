@@ -13,30 +13,31 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Protocol
 
-from pydantic import ValidationError
 from rapidfuzz.distance import OSA
 
-from services.router.metric_finding import MetricFinder, MetricMatches, describe_unknown
+from services.router.coverage import leftovers, locate
+from services.router.fiscal_calendar import FiscalCalendar
+from services.router.metric_finding import MetricFinder, MetricMatches
 from services.router.periods import (
     Periods,
     find_last_n,
     find_periods,
-    period_arguments,
-    price_window,
 )
-from shared.contracts import ConversationTurn, Intent, RouteDecided, RouteLayer, ToolCall
-from shared.intents import INTENTS, tool_allowed
+from shared.contracts import (
+    CompanyRef,
+    ConversationTurn,
+    DocumentScope,
+    MetricRef,
+    MetricScope,
+    PeriodSelection,
+    PriceWindow,
+    RouteSlot,
+    TextSpan,
+    Understood,
+)
+from shared.intents import INTENTS
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
-from shared.metric_resolver import MetricResolver, UnknownMetricPhrase, normalize_phrase
-from shared.tool_schemas import (
-    GET_FINANCIAL_METRICS,
-    GET_PRICES,
-    GET_RECENT_FILINGS,
-    GLOSSARY_COLLECTION,
-    LIST_METRICS,
-    SEARCH_DOCUMENTS,
-    TOOL_ARGUMENTS,
-)
+from shared.metric_resolver import MetricResolver, normalize_phrase
 
 # Tickers that are also everyday words are only taken when written in capitals or as $TICKER.
 TICKER_STOP_WORDS = frozenset(
@@ -94,17 +95,20 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z.]*[A-Za-z]|[A-Za-z]")
 class CompanyEntry:
     symbol: str
     display_name: str
-    names: tuple[str, ...]  # lowercase common names: "apple", "google"
+    names: tuple[str, ...]  # lowercase common and former names: "apple", "google"
     # The latest data held, for "last year" and "last month": read once at router start.
     latest_fiscal_year: int | None = None
     latest_price_day: date | None = None
+    tickers: tuple[str, ...] = ()  # every share class's ticker: ("GOOGL", "GOOG")
 
 
 @dataclass(frozen=True)
 class CompanyDirectory:
-    """The companies finq holds, with a compiled pattern over their names."""
+    """The companies finq holds, with a compiled pattern over their names, and each one's
+    fiscal calendar (for periods given as dates)."""
 
     entries: tuple[CompanyEntry, ...]
+    calendars: dict[str, FiscalCalendar] = field(default_factory=dict, hash=False, compare=False)
 
     def __post_init__(self) -> None:
         by_name: dict[str, str] = {}
@@ -113,6 +117,12 @@ class CompanyDirectory:
                 by_name.setdefault(name.lower(), entry.symbol)
         object.__setattr__(self, "_by_name", by_name)
         object.__setattr__(self, "_by_symbol", {e.symbol: e for e in self.entries})
+        # Every share class's ticker names its company: GOOG as well as GOOGL.
+        tickers: dict[str, str] = {}
+        for entry in self.entries:
+            for ticker in (entry.symbol, *entry.tickers):
+                tickers.setdefault(ticker.upper(), entry.symbol)
+        object.__setattr__(self, "_tickers", tickers)
         names = sorted(by_name, key=len, reverse=True)
         pattern = (
             re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")(?:'s|’s)?\b", re.I)
@@ -130,35 +140,50 @@ class CompanyDirectory:
             },
         )
 
+    def calendar(self, symbols: Sequence[str]) -> FiscalCalendar | None:
+        """The fiscal calendar of the first company named (periods are asked on it)."""
+        return next((self.calendars[s] for s in symbols if s in self.calendars), None)
+
     def get(self, symbol: str) -> CompanyEntry | None:
         return self._by_symbol.get(symbol)  # type: ignore[attr-defined]
 
     def find(self, text: str) -> list[str]:
         """Symbols of the companies a text names, in the order it names them."""
-        found: list[tuple[int, str]] = []
-        by_symbol: dict[str, CompanyEntry] = self._by_symbol  # type: ignore[attr-defined]
+        ordered: list[str] = []
+        for _, _, symbol in self.mentions(text):
+            if symbol not in ordered:
+                ordered.append(symbol)
+        return ordered
+
+    def mentions(self, text: str) -> list[tuple[int, int, str]]:
+        """Where a text names a company: (start, end, symbol), in order; tickers of every
+        share class and names (current and former) count."""
+        found: list[tuple[int, int, str]] = []
+        tickers: dict[str, str] = self._tickers  # type: ignore[attr-defined]
         for match in _DOLLAR_TICKER.finditer(text):
-            symbol = match.group(1).upper()
-            if symbol in by_symbol:
-                found.append((match.start(), symbol))
+            symbol = tickers.get(match.group(1).upper())
+            if symbol is not None:
+                found.append((match.start(), match.end(), symbol))
         for match in _WORD.finditer(text):
             word = match.group(0)
-            symbol = word.upper()
-            if symbol not in by_symbol:
+            symbol = tickers.get(word.upper())
+            if symbol is None:
                 continue
             # Capitals always count; lower case only when it cannot be an ordinary word.
             if word.isupper() or (word.lower() not in TICKER_STOP_WORDS and len(word) >= 3):
-                found.append((match.start(), symbol))
+                found.append((match.start(), match.end(), symbol))
         pattern: re.Pattern[str] | None = self._name_pattern  # type: ignore[attr-defined]
         if pattern is not None:
             by_name: dict[str, str] = self._by_name  # type: ignore[attr-defined]
             for match in pattern.finditer(text):
-                found.append((match.start(), by_name[match.group(1).lower()]))
-        ordered: list[str] = []
-        for _, symbol in sorted(found):
-            if symbol not in ordered:
-                ordered.append(symbol)
-        return ordered
+                found.append((match.start(), match.end(), by_name[match.group(1).lower()]))
+        found.sort()
+        kept: list[tuple[int, int, str]] = []
+        for start, end, symbol in found:
+            if kept and start < kept[-1][1]:
+                continue  # "$AAPL" and "AAPL" inside it are one mention
+            kept.append((start, end, symbol))
+        return kept
 
     def correct(self, text: str) -> tuple[str, dict[str, str]]:
         """The text with misspelt company names put right ("nvidea" → "nvidia", "telsa" →
@@ -189,7 +214,7 @@ class CompanyDirectory:
         """Every word of every company name and ticker, as the metric finder sees them."""
         words: set[str] = set()
         for entry in self.entries:
-            for name in (entry.symbol, entry.display_name, *entry.names):
+            for name in (entry.symbol, *entry.tickers, entry.display_name, *entry.names):
                 words.update(normalize_phrase(name).split())
         return frozenset(words)
 
@@ -205,11 +230,11 @@ def metric_finder(
 
 def find_metrics(text: str) -> list[str]:
     """The catalog metrics a text names exactly, in order."""
-    return _catalog_finder(_NO_COMPANIES).exact(text).metrics
+    return catalog_finder(_NO_COMPANIES).exact(text).metrics
 
 
 @functools.cache
-def _catalog_finder(directory: CompanyDirectory) -> MetricFinder:
+def catalog_finder(directory: CompanyDirectory) -> MetricFinder:
     """A finder over the catalog alone, for callers that bring no finder of their own."""
     return metric_finder(directory)
 
@@ -314,14 +339,6 @@ def metric_list_category(question: str) -> str | None:
     return None
 
 
-_LATEST_WORDS = re.compile(r"\b(?:latest|most recent|newest|last)\b", re.IGNORECASE)
-_PLURAL_FILINGS = re.compile(r"\b(?:filings|reports|10-?ks|10-?qs|8-?ks|forms)\b", re.IGNORECASE)
-_DEFINITION_TERM = re.compile(
-    r"^\s*(?:what(?:'s| is| are| does)|define|explain|meaning of|how is|how are)\s+"
-    r"(?:an?\s+|the\s+)?(?P<term>.+?)(?:\s+(?:mean|means|stand for|calculated|computed"
-    r"|defined))?\s*\??\s*$",
-    re.IGNORECASE,
-)
 _FIRST_PERSON = re.compile(r"\b(?:my|i|me|we|our)\b", re.IGNORECASE)
 METRIC_INTENTS = frozenset({"metric_lookup", "metric_comparison", "metric_trend"})
 
@@ -339,11 +356,18 @@ class Understanding:
     forms: list[str]
     growth: bool = False
     corrections: dict[str, str] = field(default_factory=dict)  # misspelt company names
+    # How each company was written in the question: symbol → text.
+    company_texts: dict[str, str] = field(default_factory=dict)
+    # Leftover phrases of a figure question: qualifiers of the figure (a segment, a product
+    # line, a region) and words nothing read.
+    scopes: list[MetricScope] = field(default_factory=list)
+    not_understood: list[TextSpan] = field(default_factory=list)
     # Slots a follow-up took from the conversation rather than from this question.
-    inherited: list[str] = field(default_factory=list)
-    inherited_window: dict[str, str] | None = None  # a price follow-up's days
+    inherited: list[RouteSlot] = field(default_factory=list)
+    inherited_window: PriceWindow | None = None  # a price follow-up's days
     previous_intent: str | None = None  # the kind of question a follow-up continues
     scores: dict[str, float] = field(default_factory=dict)
+    spoken_metric: bool = False  # read from a verb ("how much did Tesla make")
 
     @property
     def ranked(self) -> list[tuple[str, float]]:
@@ -369,19 +393,48 @@ _VERB_METRICS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 def understand(question: str, directory: CompanyDirectory, finder: MetricFinder) -> Understanding:
     corrected, corrections = directory.correct(question)
-    symbols = directory.find(corrected)
-    scan = finder.exact(corrected)
-    matches = finder.find(scan)
-    if not matches.metrics:
-        spoken = [metric for pattern, metric in _VERB_METRICS if pattern.search(question)]
-        if spoken:
-            matches = MetricMatches(spoken[:1], [], [])
+    mentions = directory.mentions(corrected)
+    symbols: list[str] = []
+    company_texts: dict[str, str] = {}
+    for start, end, symbol in mentions:
+        if symbol not in symbols:
+            symbols.append(symbol)
+            company_texts[symbol] = corrected[start:end]
     latest = _latest_year(directory, symbols)
-    periods = find_periods(question, latest)
+    periods = find_periods(question, latest, directory.calendar(symbols))
+    # What the period grammar read is not a metric phrase: "March" in "the March quarter".
+    read = sorted([*((start, end) for start, end, _ in mentions), *periods.spans])
+    scan = finder.exact(_blanked(corrected, periods.spans))
+    matches = finder.find(scan)
+    spoken_metric = False
+    if not matches.metrics:
+        spoken = [
+            (metric, match)
+            for pattern, metric in _VERB_METRICS
+            if (match := pattern.search(question)) is not None
+        ]
+        if spoken:
+            metric, match = spoken[0]
+            read.append(match.span())
+            # The verb phrase is the metric: its words are read.
+            unresolved = [
+                phrase
+                for phrase in matches.unresolved
+                if not match.start() <= locate(phrase, question).start < match.end()
+            ]
+            matches = MetricMatches([metric], [], unresolved)
+            spoken_metric = True
     metrics = growth_metrics(question, matches.metrics, periods.fiscal_years)
     if _CAGR_WORDS.search(question) and periods.last and periods.period in (None, "annual"):
         # "CAGR over the last five years" is one figure: the latest five-year CAGR.
         periods.last, periods.spans_several = 1, False
+    scopes: list[MetricScope] = []
+    not_understood: list[TextSpan] = []
+    if matches.metrics:
+        # A figure was found: whatever else the question says either narrows it (a segment,
+        # a product line, a region) or was not read at all. Neither may be answered with the
+        # company's total.
+        scopes, not_understood = leftovers(matches.unresolved, question, read)
     return Understanding(
         question=question,
         symbols=symbols,
@@ -392,7 +445,18 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         forms=find_forms(question),
         growth=metrics != matches.metrics or bool(_GROWTH_WORDS.search(question)),
         corrections=corrections,
+        company_texts=company_texts,
+        scopes=scopes,
+        not_understood=not_understood,
+        spoken_metric=spoken_metric,
     )
+
+
+def _blanked(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The text with the spans blanked out (same length, so offsets hold)."""
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 def _latest_year(directory: CompanyDirectory, symbols: list[str]) -> int | None:
@@ -463,57 +527,6 @@ class IntentPredictor(Protocol):
     def predict(self, question: str) -> Any: ...
 
 
-def route_question(
-    question: str,
-    directory: CompanyDirectory,
-    finder: MetricFinder | None = None,
-    history: Sequence[ConversationTurn] = (),
-    classifier: IntentPredictor | None = None,
-    thresholds: RuleThresholds = RuleThresholds(),
-    classifier_threshold: float = 0.6,
-    classifier_min_margin: float = 0.2,
-    classifier_override: float = 0.9,
-) -> RouteDecided:
-    """Layers 1 and 2 (and the conversation): the route, and in `entities["unsure"]` whether
-    neither rules nor classifier were sure, so the caller may ask the LLM."""
-    finder = finder or _catalog_finder(directory)
-    understanding = understand(question, directory, finder)
-    previous = history[-1] if history else None
-    if previous is not None:
-        inherit_from_previous_turn(understanding, previous, directory)
-    understanding.scores = score_intents(understanding)
-    best, top, lead = rules_confidence(understanding.scores)
-    confidence = round(min(1.0, top / (top + (top - lead) + 1.0)), 2) if top > 0 else 0.0
-    decided_by: RouteLayer = "conversation" if understanding.inherited else "rules"
-    unsure = False
-    if not (top >= thresholds.min_score and lead >= thresholds.min_margin):
-        prediction = classifier.predict(question) if classifier is not None else None
-        if (
-            prediction is not None
-            and prediction.probability >= classifier_threshold
-            and prediction.probability - prediction.runner_up_probability >= classifier_min_margin
-            # Overruling what the rules did find takes more than agreeing with it.
-            and (
-                top <= 0
-                or prediction.intent == best
-                or prediction.probability >= classifier_override
-            )
-        ):
-            best, confidence, decided_by = prediction.intent, prediction.probability, "classifier"
-        else:
-            unsure = True
-            if top <= 0:
-                best = (
-                    "clarify" if understanding.symbols or understanding.metrics else "out_of_scope"
-                )
-    route = plan_intent(best, understanding, directory, finder)
-    route.decided_by = decided_by
-    route.confidence = confidence
-    if unsure:
-        route.entities["unsure"] = True
-    return route
-
-
 _FOLLOW_UP_OPENING = re.compile(
     r"^\s*(?:and|what about|how about|same for|also|now|then|ok(?:ay)?,?\s+and|what of"
     r"|and what about|and how about)\b",
@@ -534,8 +547,8 @@ def inherit_from_previous_turn(
 ) -> None:
     """Fill what a follow-up leaves out from the turn before ("And the year before?", "And
     Apple?", "and its net income?"), or complete a clarification with the reply ("Apple")."""
-    before = previous.entities
-    if not before or previous.intent in {"out_of_scope", "definition", "list_metrics"}:
+    before = previous.understood
+    if before is None or previous.intent in {"out_of_scope", "definition", "list_metrics"}:
         return
     pending = previous.needs_clarification
     question = understanding.question
@@ -559,18 +572,21 @@ def inherit_from_previous_turn(
         and not (_FOLLOW_UP_OPENING.search(question) and not understanding.periods.named)
     ):
         return
-    if not understanding.symbols and before.get("symbols"):
-        understanding.symbols = list(before["symbols"])
-        understanding.inherited.append("symbols")
-    if not understanding.metrics and before.get("metrics"):
-        understanding.metrics = list(before["metrics"])
+    if not understanding.symbols and before.companies:
+        understanding.symbols = list(before.symbols)
+        understanding.company_texts = {c.symbol: c.text for c in before.companies}
+        understanding.inherited.append("companies")
+    if not understanding.metrics and before.metrics:
+        understanding.metrics = list(before.metric_ids)
+        understanding.scopes = [scope for m in before.metrics for scope in m.scope]
         understanding.inherited.append("metrics")
     periods = understanding.periods
-    earlier = before.get("periods") or {}
-    if "window" in before and not periods.named:
-        understanding.inherited_window = dict(before["window"])
+    earlier = before.periods
+    if earlier.window is not None and not periods.named:
+        understanding.inherited_window = earlier.window
+        understanding.inherited.append("window")
     if periods.shift:
-        years = earlier.get("fiscal_years") or (
+        years = earlier.fiscal_years or (
             [latest]
             if (latest := _latest_year(directory, understanding.symbols)) is not None
             else []
@@ -578,325 +594,95 @@ def inherit_from_previous_turn(
         if years:
             periods.fiscal_years = [year + periods.shift for year in years]
             periods.last = None
-            periods.period = periods.period or earlier.get("period")
-            periods.fiscal_quarters = periods.fiscal_quarters or earlier.get("fiscal_quarters", [])
+            periods.period = periods.period or earlier.period_type
+            periods.fiscal_quarters = periods.fiscal_quarters or list(earlier.fiscal_quarters)
             understanding.inherited.append("periods")
-    elif periods.named and earlier:
+    elif periods.named and earlier.named:
         # "and Q2?" keeps the fiscal year; "what about 2024?" after a quarter keeps the quarter.
         if periods.fiscal_quarters and not periods.fiscal_years and not periods.last:
-            periods.fiscal_years = list(earlier.get("fiscal_years", []))
+            periods.fiscal_years = list(earlier.fiscal_years)
             understanding.inherited.append("periods")
-        elif periods.fiscal_years and not periods.period and earlier.get("fiscal_quarters"):
-            periods.period = earlier.get("period")
-            periods.fiscal_quarters = list(earlier["fiscal_quarters"])
+        elif periods.fiscal_years and not periods.period and earlier.fiscal_quarters:
+            periods.period = earlier.period_type
+            periods.fiscal_quarters = list(earlier.fiscal_quarters)
             understanding.inherited.append("periods")
-    elif not periods.named and earlier:
-        periods.fiscal_years = list(earlier.get("fiscal_years", []))
-        periods.fiscal_quarters = list(earlier.get("fiscal_quarters", []))
-        periods.period = earlier.get("period")
-        periods.last = earlier.get("last")
-        periods.spans_several = bool(earlier.get("spans_several"))
+    elif not periods.named and earlier.named:
+        periods.fiscal_years = list(earlier.fiscal_years)
+        periods.fiscal_quarters = list(earlier.fiscal_quarters)
+        periods.period = earlier.period_type
+        periods.last = earlier.last
+        periods.spans_several = earlier.spans_several
+        periods.months_to_date = earlier.months_to_date
+        periods.asked = list(earlier.asked)
         understanding.inherited.append("periods")
-    if not understanding.forms and before.get("forms"):
-        understanding.forms = list(before["forms"])
+    if not understanding.forms and before.documents.forms:
+        understanding.forms = list(before.documents.forms)
+        understanding.inherited.append("forms")
     if previous.intent and understanding.inherited:
         # The turn before sets the kind of question unless this one says otherwise.
         understanding.previous_intent = previous.intent
 
 
-def _entities(understanding: Understanding, directory: CompanyDirectory) -> dict[str, Any]:
+def understood_of(understanding: Understanding, directory: CompanyDirectory) -> Understood:
+    """What the router read, as the typed route carries it to every later stage."""
     periods = understanding.periods
-    entities: dict[str, Any] = {
-        "symbols": understanding.symbols,
-        "companies": [
-            entry.display_name
-            for s in understanding.symbols
-            if (entry := directory.get(s)) is not None
-        ],
-        "metrics": understanding.metrics,
-        "fiscal_years": periods.fiscal_years,
-        "named_metrics": understanding.named_metrics,  # named exactly, before fallbacks
-        "periods": {**period_arguments(periods), "spans_several": periods.spans_several},
-        "scores": {k: round(v, 2) for k, v in understanding.ranked[:3] if v > 0},
-    }
-    if understanding.inherited:
-        entities["inherited"] = understanding.inherited
-    if understanding.corrections:
-        entities["company_corrections"] = understanding.corrections
-    matches = understanding.matches
-    if matches.resolutions:
-        entities["metric_resolutions"] = [
-            {
-                "phrase": r.phrase,
-                "metric": r.metric_id,
-                "method": r.method,
-                "confidence": r.confidence,
-            }
-            for r in matches.resolutions
-        ]
-    if matches.unresolved and not understanding.metrics:
-        entities["unknown_metric_phrases"] = matches.unresolved
-    return entities
-
-
-def plan_intent(
-    intent: str, understanding: Understanding, directory: CompanyDirectory, finder: MetricFinder
-) -> RouteDecided:
-    """The tool calls that answer `intent` with what the question (and conversation) gave,
-    or a clarifying question naming what is missing."""
-    question = understanding.question
-    entities = _entities(understanding, directory)
-    symbols, metrics = understanding.symbols, understanding.metrics
-    previous_intent = understanding.previous_intent
-    if (
-        previous_intent in {"price", "filings"}
-        and understanding.inherited
-        and intent in (METRIC_INTENTS | {"clarify", "out_of_scope"})
-        and not (metrics and "metrics" not in understanding.inherited)
-    ):
-        intent = previous_intent
-
-    if intent in METRIC_INTENTS or (intent == "clarify" and metrics):
-        if symbols and metrics:
-            if len(symbols) > 1:
-                intent = "metric_comparison"
-                entities["comparison"] = True
-            elif understanding.periods.spans_several or (
-                understanding.growth and understanding.periods.fiscal_years
-            ):
-                intent = "metric_trend"
-            elif intent not in METRIC_INTENTS:
-                intent = "metric_lookup"
-            arguments = {
-                "symbols": symbols,
-                "metrics": metrics,
-                "period": understanding.periods.period or "annual",
-                **period_arguments(understanding.periods),
-            }
-            return _plan(question, intent, GET_FINANCIAL_METRICS, arguments, entities, directory)
-        return _clarify_metric(understanding, intent, entities, directory, finder)
-
-    if intent == "price":
-        if not symbols:
-            return _pending(
-                question,
-                "price",
-                entities,
-                "Which company's stock price do you mean? "
-                f"finq holds prices for {directory.describe()}.",
-            )
-        calls = []
-        for symbol in symbols[:5]:
-            entry = directory.get(symbol)
-            window = understanding.inherited_window or {
-                key: value.isoformat()
-                for key, value in price_window(
-                    question, entry.latest_price_day if entry else None
-                ).items()
-            }
-            calls.append((GET_PRICES, {"symbol": symbol, **window}))
-            entities["window"] = window
-        return _plan_calls(question, "price", calls, entities, directory)
-
-    if intent == "filings":
-        if not symbols:
-            return _pending(
-                question,
-                "filings",
-                entities,
-                f"Which company's filings do you mean? finq holds {directory.describe()}.",
-            )
-        calls = []
-        for symbol in symbols[:5]:
-            arguments: dict[str, Any] = {"symbol": symbol, "forms": understanding.forms or None}
-            if understanding.periods.fiscal_years:
-                arguments["fiscal_year"] = understanding.periods.fiscal_years[0]
-            if _LATEST_WORDS.search(question) and not _PLURAL_FILINGS.search(question):
-                arguments["limit"] = 1
-            calls.append((GET_RECENT_FILINGS, arguments))
-        entities["forms"] = understanding.forms
-        return _plan_calls(question, "filings", calls, entities, directory)
-
-    if intent == "document_search":
-        arguments = {
-            "query": question[:500],
-            "symbols": symbols or None,
-            "forms": understanding.forms or None,
-        }
-        if understanding.periods.fiscal_years:
-            arguments["fiscal_year"] = understanding.periods.fiscal_years[0]
-        if understanding.periods.fiscal_quarters:
-            arguments["fiscal_quarter"] = understanding.periods.fiscal_quarters[0]
-        if named := named_document(question):
-            # "the MCP course", "the onboarding guide": resolved against the catalog.
-            arguments["collection"] = named
-        return _plan(question, "document_search", SEARCH_DOCUMENTS, arguments, entities, directory)
-
-    if intent == "definition":
-        defined = metrics or _resolve_term(_definition_term(question), finder)
-        if not defined and not _is_term_question(question):
-            # "What's going on with the economy?" is not asking what a term means.
-            entities["capabilities"] = capabilities(directory)
-            return RouteDecided(question=question, intent="out_of_scope", entities=entities)
-        if defined:
-            arguments = {"metrics": defined}
-            return _plan(question, "definition", LIST_METRICS, arguments, entities, directory)
-        term = _definition_term(question)
-        entities["term"] = term
-        entities["capabilities"] = capabilities(directory)
-        # Not a metric finq computes: the glossary's explainers may still define it.
-        arguments = {"query": term[:500], "collection": GLOSSARY_COLLECTION, "limit": 3}
-        return _plan(question, "definition", SEARCH_DOCUMENTS, arguments, entities, directory)
-
-    if intent == "list_metrics":
-        category = metric_list_category(question)
-        entities["category"] = category
-        return _plan(
-            question,
-            "list_metrics",
-            LIST_METRICS,
-            {"category": category} if category else {},
-            entities,
-            directory,
-        )
-
-    if intent in {"portfolio_overview", "portfolio_position", "out_of_scope"}:
-        entities["capabilities"] = capabilities(directory)
-        return RouteDecided(question=question, intent=intent, entities=entities)  # type: ignore[arg-type]
-
-    return _clarify_metric(understanding, "clarify", entities, directory, finder)
-
-
-def _resolve_term(term: str, finder: MetricFinder) -> list[str]:
-    try:
-        return [finder.resolver.resolve(term).metric_id]
-    except UnknownMetricPhrase:
-        return []
-
-
-_STRONG_DEFINITION = re.compile(
-    r"\b(?:mean|means|meaning|define|definition|stand for|explain)\b", re.IGNORECASE
-)
-
-
-def _is_term_question(question: str) -> bool:
-    """A question about what a term is: said outright ("define…", "what does X mean"), or
-    "what is X?" where X is a short name rather than a sentence."""
-    if _STRONG_DEFINITION.search(question):
-        return True
-    return (
-        _DEFINITION_TERM.match(question) is not None
-        and len(_definition_term(question).split()) <= 3
-    )
-
-
-def _definition_term(question: str) -> str:
-    match = _DEFINITION_TERM.match(question)
-    term = match.group("term") if match else question
-    return term.strip(" ?.!").strip()
-
-
-def _clarify_metric(
-    understanding: Understanding,
-    intent: str,
-    entities: dict[str, Any],
-    directory: CompanyDirectory,
-    finder: MetricFinder,
-) -> RouteDecided:
-    question, symbols, metrics = (
-        understanding.question,
-        understanding.symbols,
-        understanding.metrics,
-    )
-    pending_intent = intent if intent in METRIC_INTENTS else "metric_lookup"
-    if metrics and not symbols:
-        labels = " and ".join(mid_sentence(METRICS_BY_ID[m].label) for m in metrics)
-        clarifying = f"Which company's {labels} do you mean? finq holds {directory.describe()}."
-        return _pending(question, pending_intent, entities, clarifying)
-    if symbols and understanding.matches.unresolved:
-        clarifying = (
-            f"{describe_unknown(understanding.matches.unresolved[0], finder.resolver)} "
-            "Which of them, or which other figure, do you mean?"
-        )
-        return _pending(question, pending_intent, entities, clarifying)
-    if symbols:
-        names = " and ".join(
-            entry.display_name for s in symbols if (entry := directory.get(s)) is not None
-        )
-        clarifying = (
-            f"Which figure of {names} would you like? For example {_metric_examples()}, "
-            "and a fiscal year."
-        )
-        return _pending(question, pending_intent, entities, clarifying)
-    clarifying = (
-        f"I did not find a company and a financial figure in that. {capabilities(directory)}."
-    )
-    return RouteDecided(
-        question=question, intent="clarify", clarifying_question=clarifying, entities=entities
-    )
-
-
-def _pending(question: str, intent: str, entities: dict[str, Any], clarifying: str) -> RouteDecided:
-    """A clarifying question that remembers what it was about, so a short reply completes it."""
-    entities["pending_intent"] = intent
-    return RouteDecided(
-        question=question, intent="clarify", clarifying_question=clarifying, entities=entities
-    )
-
-
-# "the MCP course", "the onboarding handbook", "my notes on options": a document named by
-# the user, looked up in the documents catalog by its words.
-_NAMED_DOCUMENT_RE = re.compile(
-    r"\b(?:the|my|our|that)\s+((?:[\w&.+-]+\s+){0,4}?"
-    r"(?:course|lesson|guide|handbook|slides|deck|notes|whitepaper|white paper|memo|manual))\b",
-    re.IGNORECASE,
-)
-
-
-def named_document(question: str) -> str | None:
-    match = _NAMED_DOCUMENT_RE.search(question)
-    return match.group(1) if match else None
-
-
-def _plan(
-    question: str,
-    intent: Intent,
-    tool: str,
-    arguments: dict[str, Any],
-    entities: dict[str, Any],
-    directory: CompanyDirectory,
-) -> RouteDecided:
-    return _plan_calls(question, intent, [(tool, arguments)], entities, directory)
-
-
-def _plan_calls(
-    question: str,
-    intent: Intent,
-    calls: list[tuple[str, dict[str, Any]]],
-    entities: dict[str, Any],
-    directory: CompanyDirectory,
-) -> RouteDecided:
-    """Validate every call against its tool's schema and the intent's whitelist."""
-    tool_calls: list[ToolCall] = []
-    for tool, arguments in calls:
-        if not tool_allowed(intent, tool):
-            raise AssertionError(f"the rules planned {tool} for {intent}")  # a bug, not input
-        try:
-            validated = TOOL_ARGUMENTS[tool].model_validate(arguments)
-        except ValidationError as error:
-            return RouteDecided(
-                question=question,
-                intent="clarify",
-                clarifying_question=(
-                    f"I could not look that up ({error.errors()[0]['msg'].lower()}). "
-                    f"{capabilities(directory)}."
-                ),
-                entities=entities,
-            )
-        tool_calls.append(
-            ToolCall(
-                tool=tool,
-                arguments=validated.model_dump(mode="json", exclude_none=True, by_alias=True),
+    corrected_from = {name: written for written, name in understanding.corrections.items()}
+    companies = []
+    for symbol in understanding.symbols:
+        entry = directory.get(symbol)
+        name = entry.display_name if entry is not None else symbol
+        text = understanding.company_texts.get(symbol, symbol)
+        companies.append(
+            CompanyRef(
+                symbol=symbol,
+                name=name,
+                text=text,
+                corrected_from=corrected_from.get(text.lower().removesuffix("'s")),
             )
         )
-    return RouteDecided(question=question, intent=intent, tool_calls=tool_calls, entities=entities)
+    resolutions = {r.metric_id: r for r in understanding.matches.resolutions}
+    metrics = []
+    for metric_id in understanding.metrics:
+        resolution = resolutions.get(metric_id)
+        if "metrics" in understanding.inherited:
+            ref = MetricRef(id=metric_id, method="conversation")
+        elif resolution is not None:
+            ref = MetricRef(
+                id=metric_id,
+                text=resolution.phrase,
+                method=resolution.method,
+                confidence=min(1.0, max(0.0, resolution.confidence)),
+            )
+        else:
+            ref = MetricRef(
+                id=metric_id, method="spoken" if understanding.spoken_metric else "exact"
+            )
+        metrics.append(ref)
+    if metrics and understanding.scopes:
+        # A qualifier narrows the figure it stands with; with several figures, each of them.
+        metrics = [m.model_copy(update={"scope": list(understanding.scopes)}) for m in metrics]
+    return Understood(
+        companies=companies,
+        metrics=metrics,
+        periods=PeriodSelection(
+            period_type=periods.period,
+            fiscal_years=list(periods.fiscal_years),
+            fiscal_quarters=list(periods.fiscal_quarters),
+            last=periods.last,
+            shift=periods.shift,
+            spans_several=periods.spans_several,
+            months_to_date=periods.months_to_date,
+            same_quarter_last_year=periods.same_quarter_last_year,
+            asked=list(periods.asked),
+            window=understanding.inherited_window,
+        ),
+        documents=DocumentScope(symbols=list(understanding.symbols), forms=understanding.forms),
+        not_understood=list(understanding.not_understood),
+        unknown_metric_phrases=(
+            list(understanding.matches.unresolved) if not understanding.metrics else []
+        ),
+        named_metrics=list(understanding.named_metrics),
+        inherited=list(understanding.inherited),
+        growth=understanding.growth,
+        scores={k: round(v, 2) for k, v in understanding.ranked[:3] if v > 0},
+    )

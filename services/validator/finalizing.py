@@ -18,6 +18,7 @@ from services.validator.repairing import (
     patch_numbers,
     withhold,
 )
+from services.validator.route_checking import route_issues
 from shared.contracts import (
     AnswerDrafted,
     AnswerValidated,
@@ -91,8 +92,8 @@ def request_record(
         }
         for result in draft.results
     ]
-    llm = draft.route.entities.get("llm")
-    tokens: dict[str, Any] = {"router": llm} if llm else {}
+    llm = draft.route.understood.llm
+    tokens: dict[str, Any] = {"router": llm.model_dump()} if llm is not None else {}
     if draft.generation.model is not None:
         tokens["answerer"] = draft.generation.model_dump()
     elapsed = ((now or utc_now()) - envelope.created_at).total_seconds() * 1000
@@ -270,8 +271,10 @@ def validate_draft(
     sources = [source for result in draft.results for source in result.sources]
     passages = [passage.text for result in draft.results for passage in result.passages]
     validation = check_answer(draft.answer, draft.facts, draft.citations, sources, passages)
-    if contradicted:
-        validation = grade([*validation.issues, *contradicted])
+    # The facts must be of the question asked, not only right in themselves.
+    mismatched = route_issues(draft)
+    if contradicted or mismatched:
+        validation = grade([*validation.issues, *contradicted, *mismatched])
     validation.attempts = attempts
     return AnswerValidated(
         answer=draft.answer,

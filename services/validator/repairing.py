@@ -180,9 +180,7 @@ def absence_claims(answer: str, route: RouteDecided) -> list[AbsenceClaim]:
         return []
     symbols: list[str] = list(call.arguments.get("symbols") or [])
     metrics: list[str] = list(call.arguments.get("metrics") or [])
-    companies = dict(
-        zip(route.entities.get("symbols", []), route.entities.get("companies", []), strict=False)
-    )
+    companies = {company.symbol: company.name for company in route.understood.companies}
     company_names = [(s, (s, companies.get(s, s))) for s in symbols]
     metric_names = [
         (m, (METRICS_BY_ID[m].label, m.replace("_", " "))) for m in metrics if m in METRICS_BY_ID

@@ -1,0 +1,132 @@
+"""Figures of periods finq does not store but the question asks for, computed in code from
+the quarters it fetched, with the arithmetic shown: a year-to-date total ("the nine months
+ended June 29, 2024" is Q1 + Q2 + Q3) and a quarter's growth against the same quarter a
+year earlier.
+
+Each is a derived fact whose inputs are the fetched quarters, so the validator checks the
+total, its terms and the growth like any other figure.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from shared.contracts import Fact, FormulaInput, Understood
+from shared.english import possessive
+from shared.metric_catalog import METRICS_BY_ID, mid_sentence
+from shared.value_formatting import format_value
+
+_MONTH_WORDS = {3: "three", 6: "six", 9: "nine", 12: "twelve"}
+
+
+def _input(term: str, fact: Fact) -> FormulaInput:
+    return FormulaInput(
+        term=term,
+        metric=fact.metric,
+        metric_label=fact.metric_label,
+        value=fact.value,
+        unit=fact.unit,
+        period=fact.period,
+        period_type="quarterly",
+        fiscal_year=fact.fiscal_year,
+        fiscal_quarter=fact.fiscal_quarter,
+    )
+
+
+def _is_flow(metric: str) -> bool:
+    """Figures over a period add up across quarters; balances and ratios do not."""
+    entry = METRICS_BY_ID.get(metric)
+    return entry is not None and entry.kind == "flow" and entry.unit == "USD"
+
+
+def _quarters(facts: list[Fact]) -> dict[tuple[str, str, int], dict[int, Fact]]:
+    series: dict[tuple[str, str, int], dict[int, Fact]] = defaultdict(dict)
+    for fact in facts:
+        if fact.period_type == "quarterly" and fact.fiscal_quarter and not fact.formula:
+            series[(fact.symbol, fact.metric, fact.fiscal_year)][fact.fiscal_quarter] = fact
+    return series
+
+
+def year_to_date(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+    """The year-to-date totals a "six/nine months ended" question asks for, and their
+    sentences; nothing when a quarter of the span was not fetched or the figure is not a
+    flow."""
+    months = understood.periods.months_to_date
+    if not months:
+        return [], []
+    wanted = list(range(1, months // 3 + 1))
+    totals: list[Fact] = []
+    sentences: list[str] = []
+    for (symbol, metric, year), quarters in _quarters(facts).items():
+        if not _is_flow(metric) or any(q not in quarters for q in wanted):
+            continue
+        parts = [quarters[q] for q in wanted]
+        last = parts[-1]
+        # Dates are written as the templates write them, so the validator reads them.
+        label = f"{_MONTH_WORDS.get(months, str(months))} months ended {last.period_end}"
+        total = Fact(
+            symbol=symbol,
+            company=last.company,
+            metric=metric,
+            metric_label=f"{last.metric_label}, {label}",
+            period=f"{months}M FY{year}",
+            period_type="quarterly",
+            fiscal_year=year,
+            fiscal_quarter=last.fiscal_quarter,
+            period_start=parts[0].period_start,
+            period_end=last.period_end,
+            value=sum(part.value for part in parts),
+            unit=last.unit,
+            source_id=f"derived:{symbol}:{metric}:{months}M-FY{year}",
+            formula=" + ".join(f"q{q}" for q in wanted),
+            inputs=[_input(f"q{q}", quarters[q]) for q in wanted],
+        )
+        totals.append(total)
+        terms = " + ".join(format_value(part.value, part.unit) for part in parts)
+        sentences.append(
+            f"{possessive(last.company)} {mid_sentence(last.metric_label)} for the {label} "
+            f"(Q1 to Q{last.fiscal_quarter} of fiscal {year}) was "
+            f"{format_value(total.value, total.unit)}: {terms}."
+        )
+    return totals, sentences
+
+
+def same_quarter_growth(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+    """A quarter's growth against the same quarter a year earlier, when both were fetched."""
+    if not understood.periods.same_quarter_last_year:
+        return [], []
+    series = _quarters(facts)
+    growths: list[Fact] = []
+    sentences: list[str] = []
+    for (symbol, metric, year), quarters in sorted(series.items()):
+        earlier = series.get((symbol, metric, year - 1), {})
+        for quarter, current in sorted(quarters.items()):
+            before = earlier.get(quarter)
+            if before is None or before.value == 0 or metric not in METRICS_BY_ID:
+                continue
+            value = (current.value / before.value - 1) * 100
+            growth = Fact(
+                symbol=symbol,
+                company=current.company,
+                metric=metric,
+                metric_label=f"{current.metric_label} growth on the year-earlier quarter",
+                period=current.period,
+                period_type="quarterly",
+                fiscal_year=year,
+                fiscal_quarter=quarter,
+                period_start=current.period_start,
+                period_end=current.period_end,
+                value=value,
+                unit="%",
+                source_id=f"derived:{symbol}:{metric}:yoy:Q{quarter}-FY{year}",
+                formula="(current / year_ago - 1) * 100",
+                inputs=[_input("current", current), _input("year_ago", before)],
+            )
+            growths.append(growth)
+            sentences.append(
+                f"Against Q{quarter} of fiscal {year - 1}, {possessive(current.company)} "
+                f"{mid_sentence(current.metric_label)} in Q{quarter} of fiscal {year} changed "
+                f"by {format_value(value, '%')}: ({format_value(current.value, current.unit)} / "
+                f"{format_value(before.value, before.unit)} - 1) × 100."
+            )
+    return growths, sentences

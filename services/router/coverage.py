@@ -1,0 +1,121 @@
+"""Coverage: which parts of a figure question the router read, and which it did not.
+
+A figure answer is only drafted when the route covers the whole question. The metric
+finder reports the phrases nothing resolved; here they are told apart into qualifiers
+of the figure (a segment, a product line, a region: finq's stored figures are company
+totals, so such a figure comes from a filing's own tables), words that carry no meaning
+in a question, and words nothing read, each placed back on the question as a span.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from shared.contracts import MetricScope, ScopeKind, TextSpan
+
+# Qualifiers that narrow a figure to part of a company, by kind. Written as the words
+# filings and people use; a phrase is classified by the first kind that matches it.
+_SCOPE_PATTERNS: tuple[tuple[ScopeKind, re.Pattern[str]], ...] = (
+    (
+        "geography",
+        re.compile(
+            r"\b(?:greater china|china|americas|europe|european|japan|asia|pacific|emea|apac"
+            r"|united states|domestic|international|foreign|overseas|regions?|regional"
+            r"|geograph\w*|country|countries|north america|latin america|taiwan|singapore"
+            r"|india|ireland|uk|germany)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "product",
+        re.compile(
+            r"\b(?:iphones?|ipads?|macs?|wearables|accessories|airpods|watch|products?"
+            r"|product lines?|model [3sxy]|cybertruck|geforce|pixel|hardware|devices?"
+            r"|vehicles?|cars?|deliveries|units sold|gpus?|chips?)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "segment",
+        re.compile(
+            r"\b(?:segments?|divisions?|business(?:es)?|units?|cloud|data ?cent(?:er|re)s?"
+            r"|gaming|automotive|energy generation|storage|advertising|ads|search|youtube"
+            r"|other bets|services|compute|networking|professional visualization"
+            r"|subscriptions?|platforms?|licensing|regulatory credits?|leasing)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    ("per_share", re.compile(r"\bper[\s-]+(?:share|unit)\b", re.IGNORECASE)),
+    ("as_reported", re.compile(r"\b(?:as reported|non[\s-]?gaap|adjusted|pro forma)\b", re.I)),
+)
+
+# Words that can be left over in a figure question without changing what it asks.
+FILLER_WORDS = frozenset(
+    str.split(
+        "a an the of for its it's their his her our my your in on at to by from with about "
+        "according acc per based shown stated listed disclosed recorded reported reports "
+        "filing filings filed statement statements sec form forms k q 10 annual quarterly "
+        "company company's companies firm business's please kindly could would can you "
+        "know want need like see find get look up tell show give me us i we let lets "
+        "exactly precisely approximately roughly around about overall full entire whole "
+        "net total do does did was were is are be been being has have had what whats "
+        "which how much many and or also then now just only still again same "
+        "number figure value amount level metric metrics data info information "
+        "fiscal year years fy quarter quarters period periods ended ending end "
+        "inc corp corporation co ltd plc llc nasdaq nyse ticker stock shares share "
+        "usd dollars dollar million millions billion billions thousand thousands "
+        "was there any"
+    )
+)
+_WORD = re.compile(r"[a-z0-9][a-z0-9'&.-]*", re.IGNORECASE)
+
+
+def scope_of(phrase: str) -> MetricScope | None:
+    """The kind of qualifier a leftover phrase is, if it is one."""
+    for kind, pattern in _SCOPE_PATTERNS:
+        if pattern.search(phrase):
+            return MetricScope(kind=kind, text=phrase)
+    return None
+
+
+def meaningful(phrase: str) -> bool:
+    """Whether a leftover phrase says anything: one word outside the filler is enough."""
+    return any(word.lower().strip(".'") not in FILLER_WORDS for word in _WORD.findall(phrase))
+
+
+def locate(phrase: str, question: str, taken: Sequence[tuple[int, int]] = ()) -> TextSpan:
+    """Where a (normalized) phrase stands in the question: from its first word to its last,
+    each found in order at a word's start outside spans already read; the phrase itself,
+    placed nowhere, when a word cannot be found."""
+    position, first, last = 0, -1, -1
+    for word in phrase.split():
+        # The finder normalizes ("wombats" → "wombat"): a word may go on past its stem.
+        pattern = re.compile(rf"(?<![\w]){re.escape(word)}[\w']*", re.IGNORECASE)
+        for match in pattern.finditer(question, position):
+            if not any(start <= match.start() < end for start, end in taken):
+                first = match.start() if first < 0 else first
+                last, position = match.end(), match.end()
+                break
+    if first < 0:
+        return TextSpan(text=phrase, start=0, end=0)
+    return TextSpan(text=question[first:last], start=first, end=last)
+
+
+def leftovers(
+    unresolved: Iterable[str], question: str, taken: Sequence[tuple[int, int]] = ()
+) -> tuple[list[MetricScope], list[TextSpan]]:
+    """A figure question's leftover phrases, as qualifiers of the figure and as spans
+    nothing read; filler is dropped."""
+    scopes: list[MetricScope] = []
+    unread: list[TextSpan] = []
+    for phrase in unresolved:
+        if not meaningful(phrase):
+            continue
+        span = locate(phrase, question, taken)
+        scope = scope_of(span.text if span.end else phrase)
+        if scope is not None:
+            scopes.append(scope.model_copy(update={"text": span.text if span.end else phrase}))
+        else:
+            unread.append(span)
+    return scopes, unread

@@ -1,0 +1,396 @@
+"""From what the router understood to a plan: one planner per intent, found through
+`PLANNERS`.
+
+A planner turns the typed understanding into whitelisted tool calls with validated
+arguments, or a clarifying question naming what is missing. Adding an intent is its
+definition in `shared.intents`, its planner here (one function and one registry line) and
+its drafter in the answerer's registry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from services.router.coverage import meaningful
+from services.router.metric_finding import MetricFinder, describe_unknown
+from services.router.periods import period_arguments, price_window
+from services.router.rules import (
+    METRIC_INTENTS,
+    CompanyDirectory,
+    Understanding,
+    capabilities,
+    metric_list_category,
+    understood_of,
+)
+from services.router.rules import _metric_examples as metric_examples
+from shared.contracts import Intent, PriceWindow, RouteDecided, ToolCall, Understood
+from shared.intents import tool_allowed
+from shared.metric_catalog import METRICS_BY_ID, mid_sentence
+from shared.metric_resolver import UnknownMetricPhrase
+from shared.tool_schemas import (
+    GET_FINANCIAL_METRICS,
+    GET_PRICES,
+    GET_RECENT_FILINGS,
+    GLOSSARY_COLLECTION,
+    LIST_METRICS,
+    SEARCH_DOCUMENTS,
+    TOOL_ARGUMENTS,
+)
+
+
+@dataclass
+class Planning:
+    """What a planner works from: the question as understood, and the router's lookups."""
+
+    understanding: Understanding
+    understood: Understood
+    directory: CompanyDirectory
+    finder: MetricFinder
+
+    @property
+    def question(self) -> str:
+        return self.understanding.question
+
+
+Planner = Callable[[Intent, Planning], RouteDecided]
+
+
+def plan_intent(
+    intent: str, understanding: Understanding, directory: CompanyDirectory, finder: MetricFinder
+) -> RouteDecided:
+    """The tool calls that answer `intent` with what the question (and conversation) gave,
+    or a clarifying question naming what is missing."""
+    metrics = understanding.metrics
+    if (
+        understanding.previous_intent in {"price", "filings"}
+        and understanding.inherited
+        and intent in (METRIC_INTENTS | {"clarify", "out_of_scope"})
+        and not (metrics and "metrics" not in understanding.inherited)
+    ):
+        intent = understanding.previous_intent
+    if intent == "clarify" and metrics:
+        intent = "metric_lookup"
+    if (
+        intent in METRIC_INTENTS | {"clarify"}
+        and understanding.symbols
+        and not metrics
+        and any(meaningful(phrase) for phrase in understanding.matches.unresolved)
+    ):
+        # Something the catalog does not name, asked of a company ("how many employees",
+        # "who audits"): what its filings say may answer it.
+        intent = "document_search"
+    planning = Planning(understanding, understood_of(understanding, directory), directory, finder)
+    planner = PLANNERS.get(intent, plan_clarification)  # type: ignore[call-overload]
+    return planner(intent, planning)  # type: ignore[arg-type]
+
+
+# --- figures --------------------------------------------------------------------------
+
+
+def plan_figures(intent: Intent, planning: Planning) -> RouteDecided:
+    """Figures of companies: a lookup, a comparison of companies, or a series. Drafted only
+    when the route covers the whole question; a scoped figure (a segment, a product line, a
+    region) or a question with words nothing read goes to the filings instead."""
+    understanding, understood = planning.understanding, planning.understood
+    symbols, metrics = understanding.symbols, understanding.metrics
+    if not (symbols and metrics):
+        return plan_clarification(intent, planning)
+    if not understood.covered:
+        return plan_filing_search("document_search", planning)
+    if len(symbols) > 1:
+        intent = "metric_comparison"
+        understood.comparison = True
+    elif understanding.periods.spans_several or (
+        understanding.growth and understanding.periods.fiscal_years
+    ):
+        intent = "metric_trend"
+    elif intent not in METRIC_INTENTS:
+        intent = "metric_lookup"
+    arguments = {
+        "symbols": symbols,
+        "metrics": metrics,
+        "period": understanding.periods.period or "annual",
+        **period_arguments(understanding.periods),
+    }
+    return validated_plan(planning, intent, [(GET_FINANCIAL_METRICS, arguments)])
+
+
+# --- prices and filings ---------------------------------------------------------------
+
+
+def plan_prices(intent: Intent, planning: Planning) -> RouteDecided:
+    understanding, directory = planning.understanding, planning.directory
+    if not understanding.symbols:
+        return pending(
+            planning,
+            "price",
+            "Which company's stock price do you mean? "
+            f"finq holds prices for {directory.describe()}.",
+        )
+    calls = []
+    for symbol in understanding.symbols[:5]:
+        entry = directory.get(symbol)
+        window = understanding.inherited_window or PriceWindow(
+            **price_window(planning.question, entry.latest_price_day if entry else None)
+        )
+        calls.append((GET_PRICES, {"symbol": symbol, **window.model_dump(exclude_none=True)}))
+        planning.understood.periods.window = window
+    return validated_plan(planning, "price", calls)
+
+
+_LATEST_WORDS = re.compile(r"\b(?:latest|most recent|newest|last)\b", re.IGNORECASE)
+_PLURAL_FILINGS = re.compile(r"\b(?:filings|reports|10-?ks|10-?qs|8-?ks|forms)\b", re.IGNORECASE)
+
+
+def plan_filings_index(intent: Intent, planning: Planning) -> RouteDecided:
+    understanding = planning.understanding
+    if not understanding.symbols:
+        return pending(
+            planning,
+            "filings",
+            f"Which company's filings do you mean? finq holds {planning.directory.describe()}.",
+        )
+    calls = []
+    for symbol in understanding.symbols[:5]:
+        arguments: dict[str, Any] = {"symbol": symbol, "forms": understanding.forms or None}
+        if understanding.periods.fiscal_years:
+            arguments["fiscal_year"] = understanding.periods.fiscal_years[0]
+        if _LATEST_WORDS.search(planning.question) and not _PLURAL_FILINGS.search(
+            planning.question
+        ):
+            arguments["limit"] = 1
+        calls.append((GET_RECENT_FILINGS, arguments))
+    return validated_plan(planning, "filings", calls)
+
+
+# --- documents --------------------------------------------------------------------------
+
+# "the MCP course", "the onboarding handbook", "my notes on options": a document named by
+# the user, looked up in the documents catalog by its words.
+_NAMED_DOCUMENT_RE = re.compile(
+    r"\b(?:the|my|our|that)\s+((?:[\w&.+-]+\s+){0,4}?"
+    r"(?:course|lesson|guide|handbook|slides|deck|notes|whitepaper|white paper|memo|manual))\b",
+    re.IGNORECASE,
+)
+
+
+def named_document(question: str) -> str | None:
+    match = _NAMED_DOCUMENT_RE.search(question)
+    return match.group(1) if match else None
+
+
+def plan_filing_search(intent: Intent, planning: Planning) -> RouteDecided:
+    """What a filing or document says, searched in the held filings of the companies,
+    form and period the question names (or a document it names by title)."""
+    understanding, understood = planning.understanding, planning.understood
+    scope = understood.documents
+    scope.symbols = list(understanding.symbols)
+    scope.forms = list(understanding.forms)
+    periods = understanding.periods
+    if periods.fiscal_years:
+        # The filing of the latest year asked holds the years before it too.
+        scope.fiscal_year = max(periods.fiscal_years)
+    if periods.fiscal_quarters and len(periods.fiscal_quarters) == 1:
+        scope.fiscal_quarter = periods.fiscal_quarters[0]
+    scope.named_document = named_document(planning.question)
+    arguments: dict[str, Any] = {
+        "query": planning.question[:500],
+        "symbols": scope.symbols or None,
+        "forms": scope.forms or None,
+        "fiscal_year": scope.fiscal_year,
+        "fiscal_quarter": scope.fiscal_quarter,
+    }
+    if scope.named_document:
+        arguments["collection"] = scope.named_document
+    return validated_plan(
+        planning, "document_search", [(SEARCH_DOCUMENTS, arguments)], with_capabilities=True
+    )
+
+
+# --- definitions and the catalog -----------------------------------------------------------
+
+_DEFINITION_TERM = re.compile(
+    r"^\s*(?:what(?:'s| is| are| does)|define|explain|meaning of|how is|how are)\s+"
+    r"(?:an?\s+|the\s+)?(?P<term>.+?)(?:\s+(?:mean|means|stand for|calculated|computed"
+    r"|defined))?\s*\??\s*$",
+    re.IGNORECASE,
+)
+_STRONG_DEFINITION = re.compile(
+    r"\b(?:mean|means|meaning|define|definition|stand for|explain)\b", re.IGNORECASE
+)
+
+
+def _resolve_term(term: str, finder: MetricFinder) -> list[str]:
+    try:
+        return [finder.resolver.resolve(term).metric_id]
+    except UnknownMetricPhrase:
+        return []
+
+
+def _is_term_question(question: str) -> bool:
+    """A question about what a term is: said outright ("define…", "what does X mean"), or
+    "what is X?" where X is a short name rather than a sentence."""
+    if _STRONG_DEFINITION.search(question):
+        return True
+    return (
+        _DEFINITION_TERM.match(question) is not None and len(definition_term(question).split()) <= 3
+    )
+
+
+def definition_term(question: str) -> str:
+    match = _DEFINITION_TERM.match(question)
+    term = match.group("term") if match else question
+    return term.strip(" ?.!").strip()
+
+
+def plan_definition(intent: Intent, planning: Planning) -> RouteDecided:
+    question = planning.question
+    defined = planning.understanding.metrics or _resolve_term(
+        definition_term(question), planning.finder
+    )
+    if not defined and not _is_term_question(question):
+        # "What's going on with the economy?" is not asking what a term means.
+        return answered_without_tools(planning, "out_of_scope")
+    if defined:
+        return validated_plan(planning, "definition", [(LIST_METRICS, {"metrics": defined})])
+    term = definition_term(question)
+    planning.understood.term = term
+    # Not a metric finq computes: the glossary's explainers may still define it.
+    arguments = {"query": term[:500], "collection": GLOSSARY_COLLECTION, "limit": 3}
+    return validated_plan(
+        planning, "definition", [(SEARCH_DOCUMENTS, arguments)], with_capabilities=True
+    )
+
+
+def plan_metric_list(intent: Intent, planning: Planning) -> RouteDecided:
+    category = metric_list_category(planning.question)
+    planning.understood.category = category
+    arguments = {"category": category} if category else {}
+    return validated_plan(planning, "list_metrics", [(LIST_METRICS, arguments)])
+
+
+def plan_no_tools(intent: Intent, planning: Planning) -> RouteDecided:
+    """Intents answered without a tool: a refusal, or what finq does not answer yet."""
+    return answered_without_tools(planning, intent)
+
+
+def plan_clarification(intent: Intent, planning: Planning) -> RouteDecided:
+    """A clarifying question naming what is missing: the company, or the figure."""
+    understanding, directory = planning.understanding, planning.directory
+    symbols, metrics = understanding.symbols, understanding.metrics
+    pending_intent: Intent = intent if intent in METRIC_INTENTS else "metric_lookup"
+    if metrics and not symbols:
+        labels = " and ".join(mid_sentence(METRICS_BY_ID[m].label) for m in metrics)
+        clarifying = f"Which company's {labels} do you mean? finq holds {directory.describe()}."
+        return pending(planning, pending_intent, clarifying)
+    if symbols and understanding.matches.unresolved:
+        clarifying = (
+            f"{describe_unknown(understanding.matches.unresolved[0], planning.finder.resolver)} "
+            "Which of them, or which other figure, do you mean?"
+        )
+        return pending(planning, pending_intent, clarifying)
+    if symbols:
+        names = " and ".join(
+            entry.display_name for s in symbols if (entry := directory.get(s)) is not None
+        )
+        clarifying = (
+            f"Which figure of {names} would you like? For example {metric_examples()}, "
+            "and a fiscal year."
+        )
+        return pending(planning, pending_intent, clarifying)
+    clarifying = (
+        f"I did not find a company and a financial figure in that. {capabilities(directory)}."
+    )
+    return RouteDecided(
+        question=planning.question,
+        intent="clarify",
+        clarifying_question=clarifying,
+        understood=planning.understood,
+    )
+
+
+# --- the registry -------------------------------------------------------------------------
+
+PLANNERS: dict[Intent, Planner] = {
+    "metric_lookup": plan_figures,
+    "metric_comparison": plan_figures,
+    "metric_trend": plan_figures,
+    "price": plan_prices,
+    "filings": plan_filings_index,
+    "document_search": plan_filing_search,
+    "definition": plan_definition,
+    "list_metrics": plan_metric_list,
+    "portfolio_overview": plan_no_tools,
+    "portfolio_position": plan_no_tools,
+    "out_of_scope": plan_no_tools,
+    "clarify": plan_clarification,
+}
+
+
+# --- building routes ------------------------------------------------------------------------
+
+
+def pending(planning: Planning, intent: Intent, clarifying: str) -> RouteDecided:
+    """A clarifying question that remembers what it was about, so a short reply completes it."""
+    planning.understood.pending_intent = intent
+    return RouteDecided(
+        question=planning.question,
+        intent="clarify",
+        clarifying_question=clarifying,
+        understood=planning.understood,
+    )
+
+
+def answered_without_tools(planning: Planning, intent: Intent) -> RouteDecided:
+    return RouteDecided(
+        question=planning.question,
+        intent=intent,
+        understood=planning.understood,
+        capabilities=capabilities(planning.directory),
+    )
+
+
+def validated_plan(
+    planning: Planning,
+    intent: Intent,
+    calls: list[tuple[str, dict[str, Any]]],
+    *,
+    with_capabilities: bool = False,
+) -> RouteDecided:
+    """Validate every call against its tool's schema and the intent's whitelist; a route
+    whose answer may have to say what finq can answer instead carries that in words."""
+    tool_calls: list[ToolCall] = []
+    understood = planning.understood
+    for tool, arguments in calls:
+        if not tool_allowed(intent, tool):
+            raise AssertionError(f"the rules planned {tool} for {intent}")  # a bug, not input
+        try:
+            validated = TOOL_ARGUMENTS[tool].model_validate(arguments)
+        except ValidationError as error:
+            return RouteDecided(
+                question=planning.question,
+                intent="clarify",
+                clarifying_question=(
+                    f"I could not look that up ({error.errors()[0]['msg'].lower()}). "
+                    f"{capabilities(planning.directory)}."
+                ),
+                understood=understood,
+            )
+        tool_calls.append(
+            ToolCall(
+                tool=tool,
+                arguments=validated.model_dump(mode="json", exclude_none=True, by_alias=True),
+            )
+        )
+    return RouteDecided(
+        question=planning.question,
+        intent=intent,
+        tool_calls=tool_calls,
+        understood=understood,
+        capabilities=capabilities(planning.directory) if with_capabilities else None,
+    )

@@ -1,0 +1,93 @@
+"""Checks an answer against the question as the router understood it: the figures it shows
+must be of the companies, metrics and periods asked, and a question the route does not
+cover (a segment, a product line, words nothing read) is never answered with a figure.
+
+The number checks hold each figure to a fetched fact; these hold the facts to the
+question. A right figure of the wrong period, company or scope is the answer to a
+different question, and fails as "high" like a wrong figure.
+"""
+
+from __future__ import annotations
+
+from shared.contracts import AnswerDrafted, Fact, Understood, ValidationIssue
+from shared.value_formatting import format_value
+
+FIGURE_INTENTS = frozenset({"metric_lookup", "metric_comparison", "metric_trend"})
+
+
+def _shown(fact: Fact, answer: str) -> str:
+    """The figure as the answer writes it, so a failing sentence can be withheld; empty when
+    the answer does not show it in the template's words."""
+    written = format_value(fact.value, fact.unit)
+    return written if written in answer else ""
+
+
+def asked_years(understood: Understood) -> set[int]:
+    """The fiscal years the question asks for, and the years a growth compares them with."""
+    periods = understood.periods
+    years = set(periods.fiscal_years)
+    years.update(ref.fiscal_year for ref in periods.asked if ref.fiscal_year is not None)
+    if years and (understood.growth or periods.same_quarter_last_year):
+        years.update(year - 1 for year in list(years))
+    return years
+
+
+def _describe(fact: Fact) -> str:
+    return f"{fact.company}'s {fact.metric_label} for {fact.period}"
+
+
+def route_issues(draft: AnswerDrafted) -> list[ValidationIssue]:
+    route = draft.route
+    if route.intent not in FIGURE_INTENTS or not draft.facts:
+        return []
+    understood = route.understood
+    issues: list[ValidationIssue] = []
+
+    def issue(kind: str, fact: Fact, message: str) -> None:
+        issues.append(
+            ValidationIssue(
+                kind=kind, text=_shown(fact, draft.answer), message=message, severity="high"
+            )
+        )
+
+    if not understood.covered:
+        unread = [scope.text for m in understood.metrics for scope in m.scope]
+        unread += [span.text for span in understood.not_understood]
+        for fact in draft.facts:
+            issue(
+                "scope",
+                fact,
+                f"the question asks about {', '.join(repr(t) for t in unread)}; "
+                f"{_describe(fact)} is the company's total, not that",
+            )
+        return issues
+
+    symbols = set(understood.symbols)
+    metrics = set(understood.metric_ids)
+    years = asked_years(understood)
+    periods = understood.periods
+    quarters = set(periods.fiscal_quarters) if periods.period_type == "quarterly" else set()
+    for ref in periods.asked:
+        if ref.fiscal_year is not None and ref.fiscal_year not in periods.fiscal_years:
+            issues.append(
+                ValidationIssue(
+                    kind="period",
+                    text="",
+                    message=(
+                        f"the question asks for {ref.text!r} (fiscal {ref.fiscal_year}), "
+                        "which the plan did not fetch"
+                    ),
+                    severity="high",
+                )
+            )
+    for fact in draft.facts:
+        if symbols and fact.symbol not in symbols:
+            issue("company", fact, f"{_describe(fact)}: the question is not about {fact.company}")
+        elif metrics and fact.metric not in metrics:
+            issue("metric", fact, f"{_describe(fact)}: the question asks for another figure")
+        elif years and fact.fiscal_year not in years:
+            asked = ", ".join(str(year) for year in sorted(years))
+            issue("period", fact, f"{_describe(fact)}: the question asks for fiscal {asked}")
+        elif quarters and fact.fiscal_quarter is not None and fact.fiscal_quarter not in quarters:
+            issue("period", fact, f"{_describe(fact)}: the question asks for other quarters")
+    return issues

@@ -1,0 +1,79 @@
+"""Periods finq does not store, computed from the quarters it fetched with the arithmetic
+shown: a nine-month total and a quarter's change on the same quarter a year earlier. The
+validator accepts them because every term is a fetched figure."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from services.answerer.drafting import draft_answer
+from services.validator.finalizing import validate_draft
+from shared.contracts import (
+    Fact,
+    PeriodSelection,
+    RouteDecided,
+    Source,
+    ToolCall,
+    ToolResult,
+    ToolsCompleted,
+)
+from tests.helpers import make_fact, understanding
+
+# Apple's fiscal 2024 quarters as the bundled dataset holds them (revenue, USD).
+Q1 = make_fact(119_575e6, year=2024, quarter=1, period_end=date(2023, 12, 30))
+Q2 = make_fact(90_753e6, year=2024, quarter=2, period_end=date(2024, 3, 30))
+Q3 = make_fact(85_777e6, year=2024, quarter=3, period_end=date(2024, 6, 29))
+Q3_2023 = make_fact(81_797e6, year=2023, quarter=3, period_end=date(2023, 7, 1))
+
+
+def drafted(periods: PeriodSelection, *facts: Fact):  # type: ignore[no-untyped-def]
+    route = RouteDecided(
+        question="a question",
+        intent="metric_lookup",
+        tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+        understood=understanding({"AAPL": "Apple"}, ["revenue"], periods=periods),
+    )
+    result = ToolResult(
+        tool="get_financial_metrics",
+        arguments={},
+        facts=list(facts),
+        sources=[Source(source_id=f.source_id, label="Apple 10-Q", form="10-Q") for f in facts],
+    )
+    return draft_answer(ToolsCompleted(route=route, results=[result]))
+
+
+def test_nine_months_ended_is_the_sum_of_three_quarters_with_its_terms() -> None:
+    periods = PeriodSelection(
+        period_type="quarterly", fiscal_years=[2024], fiscal_quarters=[1, 2, 3], months_to_date=9
+    )
+    draft = drafted(periods, Q1, Q2, Q3)
+    assert (
+        "Apple's revenue for the nine months ended 2024-06-29 (Q1 to Q3 of fiscal 2024) "
+        "was $296.1 billion: $119.6 billion + $90.8 billion + $85.8 billion."
+    ) in draft.answer
+    total = next(f for f in draft.facts if f.formula)
+    assert total.value == 119_575e6 + 90_753e6 + 85_777e6
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues
+
+
+def test_a_total_needs_every_quarter_of_its_span() -> None:
+    periods = PeriodSelection(
+        period_type="quarterly", fiscal_years=[2024], fiscal_quarters=[1, 2, 3], months_to_date=9
+    )
+    draft = drafted(periods, Q1, Q3)
+    assert "nine months" not in draft.answer
+    assert not any(f.formula for f in draft.facts)
+
+
+def test_a_quarter_is_compared_with_the_same_quarter_a_year_earlier() -> None:
+    periods = PeriodSelection(
+        period_type="quarterly",
+        fiscal_years=[2023, 2024],
+        fiscal_quarters=[3],
+        same_quarter_last_year=True,
+    )
+    draft = drafted(periods, Q3_2023, Q3)
+    assert "changed by 4.9%: ($85.8 billion / $81.8 billion - 1) × 100." in draft.answer
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues

@@ -1,0 +1,123 @@
+"""Coverage: a figure is answered only when the route covers the whole question. A segment,
+a product line, a region or words nothing read send the question to the filings, and when
+no filing text is held the reply names what finq can answer instead, never a wider figure."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from services.answerer.drafting import DRAFTERS, draft_answer
+from services.router.coverage import leftovers, meaningful, scope_of
+from services.router.planning import PLANNERS
+from services.router.routing import route_question
+from services.router.rules import CompanyDirectory, CompanyEntry
+from services.validator.finalizing import validate_draft
+from shared.contracts import ToolResult, ToolsCompleted
+from shared.intents import INTENTS
+
+DIRECTORY = CompanyDirectory(
+    (
+        CompanyEntry("AAPL", "Apple", ("apple",), 2025, date(2025, 6, 30)),
+        CompanyEntry("NVDA", "NVIDIA", ("nvidia",), 2025, date(2025, 6, 30)),
+        CompanyEntry(
+            "GOOGL", "Alphabet", ("alphabet", "google"), 2024, date(2025, 6, 30), ("GOOG",)
+        ),
+        CompanyEntry("TSLA", "Tesla", ("tesla",), 2024, date(2025, 6, 30)),
+    )
+)
+
+
+def test_every_intent_has_one_planner_and_one_drafter() -> None:
+    names = {intent.name for intent in INTENTS}
+    assert set(PLANNERS) == names
+    assert set(DRAFTERS) == names
+
+
+@pytest.mark.parametrize(
+    ("question", "symbol", "scope", "kind"),
+    [
+        ("What were Apple's iPhone net sales in fiscal 2024?", "AAPL", "iPhone", "product"),
+        ("Greater China revenue for Apple in 2024", "AAPL", "Greater China", "geography"),
+        ("NVIDIA data center revenue fiscal 2025", "NVDA", "data center", "segment"),
+        ("Google Cloud operating income in 2024", "GOOGL", "Cloud", "segment"),
+        ("Tesla automotive revenue 2023", "TSLA", "automotive", "segment"),
+    ],
+)
+def test_a_scoped_figure_goes_to_the_filings_not_to_the_company_total(
+    question: str, symbol: str, scope: str, kind: str
+) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "document_search"
+    [call] = route.tool_calls
+    assert call.tool == "search_documents"
+    assert call.arguments["symbols"] == [symbol]
+    scopes = [s for m in route.understood.metrics for s in m.scope]
+    assert [(s.text.lower(), s.kind) for s in scopes][:1] == [(scope.lower(), kind)]
+    assert not route.understood.covered
+
+
+def test_words_nothing_read_are_listed_and_keep_the_figure_from_being_answered() -> None:
+    route = route_question("Apple revenue from wombats in fiscal 2023", DIRECTORY)
+    assert route.intent == "document_search"
+    assert [span.text for span in route.understood.not_understood] == ["wombats"]
+    span = route.understood.not_understood[0]
+    assert route.question[span.start : span.end] == "wombats"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was Apple's revenue in fiscal 2023?",
+        "Tell me NVIDIA's gross margin for FY2025 please",
+        "What was Apple revenue in fiscal 2023 according to its 10-K?",
+        "how much did Tesla make in 2023",
+        "Alphabet total revenue 2024",
+    ],
+)
+def test_a_question_read_whole_is_answered_with_its_figure(question: str) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "metric_lookup"
+    assert route.understood.covered, route.understood.not_understood
+
+
+def test_a_share_class_ticker_names_its_company() -> None:
+    route = route_question("GOOG net income 2023", DIRECTORY)
+    assert route.intent == "metric_lookup"
+    assert route.tool_calls[0].arguments["symbols"] == ["GOOGL"]
+    assert route.understood.companies[0].text == "GOOG"
+
+
+def test_a_question_the_catalog_has_no_figure_for_searches_the_companys_filings() -> None:
+    route = route_question("How many employees did Apple have in fiscal 2024?", DIRECTORY)
+    assert route.intent == "document_search"
+    assert route.tool_calls[0].arguments == {
+        "query": "How many employees did Apple have in fiscal 2024?",
+        "symbols": ["AAPL"],
+        "fiscal_year": 2024,
+        "limit": 5,
+    }
+
+
+def test_with_no_filing_text_held_the_reply_says_what_finq_can_answer_instead() -> None:
+    route = route_question("What were Apple's iPhone net sales in fiscal 2024?", DIRECTORY)
+    nothing = ToolResult(
+        tool="search_documents",
+        arguments=route.tool_calls[0].arguments,
+        missing=["a passage about iPhone net sales"],
+    )
+    draft = draft_answer(ToolsCompleted(route=route, results=[nothing]))
+    assert draft.facts == []
+    assert "finq holds Apple's revenue as a company total, not iPhone revenue" in draft.answer
+    assert "product line" in draft.answer
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues
+
+
+def test_filler_is_not_a_qualifier_and_qualifiers_are_told_apart() -> None:
+    assert not meaningful("according to its 10 k")
+    assert meaningful("wombats")
+    assert scope_of("Americas") is not None and scope_of("Americas").kind == "geography"  # type: ignore[union-attr]
+    scopes, unread = leftovers(["services", "please"], "Apple services revenue please")
+    assert [s.kind for s in scopes] == ["segment"] and unread == []
