@@ -389,14 +389,21 @@ def _check_unique_prices(prices: Iterable[PriceRecord]) -> None:
         seen.add(key)
 
 
-# Tickers only accumulate: a companyfacts file alone knows one ticker, and loading it must
-# not forget the share classes a submissions file or a filing named (GOOG).
+# Tickers and aliases only accumulate: a companyfacts file alone knows one ticker and the
+# current name, and loading it must not forget the share classes (GOOG) and former names
+# ("apple computer") a submissions file or a filing gave. The loaded ones come first.
+_MERGED_COLUMNS = ("aliases", "tickers")
+_COMPANY_UPDATES = [
+    f"{c} = {merged_array_sql(f'EXCLUDED.{c}', f'companies.{c}')}"
+    if c in _MERGED_COLUMNS
+    else f"{c} = EXCLUDED.{c}"
+    for c in COMPANY_COLUMNS[1:]
+]
 _UPSERT_COMPANIES = f"""
 INSERT INTO companies ({", ".join(COMPANY_COLUMNS)})
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (symbol) DO UPDATE SET
-    {", ".join(f"{c} = EXCLUDED.{c}" for c in COMPANY_COLUMNS[1:-1])},
-    tickers = {merged_array_sql("EXCLUDED.tickers", "companies.tickers")}
+    {", ".join(_COMPANY_UPDATES)}
 """
 
 _UPSERT_METRICS = f"""
