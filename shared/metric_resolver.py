@@ -134,11 +134,37 @@ def _words(text: str) -> list[str]:
     return _SPACES.sub(" ", _NON_WORD.sub(" ", text)).split()
 
 
-def normalize_phrase(text: str) -> str:
+# The cash flow statement's three totals, however filings and people word them: "net cash
+# provided by (used in) operating activities", "cash generated from operations", "cash
+# used for investing", "cash flows from financing activities", "net cash outflow from
+# investing". Read on normalized words (so "for" and "of" are gone and "activities" is
+# "activity"); each becomes "<kind> cash flow", so the words compose with anything
+# around them ("… margin", "price to …") and "cash" alone never takes the phrase's first
+# word. "Free cash flow from operations" is left alone: free cash flow is another metric.
+_CASH_FLOW_PHRASE = re.compile(
+    r"(?<![a-z0-9])(?<!free )(?:net )?cash(?P<flow> (?:in|out)?flow)?"
+    r"(?P<verbs>(?: (?:provided|generated|used|produced|received|spent|earned|from|by|in|on))*)"
+    r" (?:(?:continuing|core|ongoing) )?(?P<kind>operating|operation|ops|investing|financing)"
+    r"(?: activ[a-z]*)?(?![a-z0-9])"
+)
+_CASH_FLOW_KINDS = {"operation": "operating", "ops": "operating"}
+
+
+def _cash_flow_name(match: re.Match[str]) -> str:
+    # "cash operating" names nothing: a flow word or a verb must join cash to its activity.
+    if not match.group("flow") and not match.group("verbs"):
+        return match.group(0)
+    kind = match.group("kind")
+    return f"{_CASH_FLOW_KINDS.get(kind, kind)} cash flow"
+
+
+def normalize_phrase(text: str, *, grammar: bool = True) -> str:
     """The form phrases are compared in: lower case, no punctuation, initials joined,
-    shorthand spelled out, plurals singular, filler words gone. "Price/Earnings ratios" →
-    "price to earnings ratio" (earnings keeps its s: it is not a plural), "R&D" → "rd",
-    "LT debt" → "long term debt", "Net-Income" → "net income"."""
+    shorthand spelled out, plurals singular, filler words gone, and the cash flow
+    statement's totals in one wording. "Price/Earnings ratios" → "price to earnings ratio"
+    (earnings keeps its s: it is not a plural), "R&D" → "rd", "LT debt" → "long term debt",
+    "Net-Income" → "net income", "net cash provided by operating activities" → "operating
+    cash flow". `grammar=False` leaves the cash flow wordings as written."""
     words = _words(text)
     kept: list[str] = []
     for word in words:
@@ -146,7 +172,8 @@ def normalize_phrase(text: str) -> str:
         for part in _ABBREVIATIONS.get(word, word).split():
             if part not in _STOP_WORDS:
                 kept.append(_singular(part))
-    return " ".join(kept or words)
+    normalized = " ".join(kept or words)
+    return _CASH_FLOW_PHRASE.sub(_cash_flow_name, normalized) if grammar else normalized
 
 
 # --- composition: "X divided by Y", "X minus Y", "growth in X" read through formulas ------
@@ -223,19 +250,43 @@ FORMULA_INDEX: dict[tuple[str, str, str], str] = {
     ("/", "net_income", "weighted_average_shares_basic"): "eps_basic",
 }
 
-# How people join the two sides of a ratio, a difference or a sum (after normalizing:
-# "as a percentage of" has become "as percent").
+# How people join the two sides of a difference or a sum.
 _BINARY_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        re.compile(
-            r"^(.+?) (?:divided by|relative to|compared to|compared with|in relation to"
-            r"|as percent|as share|as proportion|as fraction|per dollar|over|to|per) (.+)$"
-        ),
-        "/",
-    ),
     (re.compile(r"^(.+?) (?:minus|less|net) (.+)$"), "-"),
     (re.compile(r"^(.+?) (?:plus|and) (.+)$"), "+"),
 )
+# How people put one figure over another in words, matched on normalized words (so "as a
+# percentage of" has become "as percent" and "R&D's share of revenue" "rd share revenue").
+# Two shapes, both read as numerator / denominator through the formula index:
+#   X <join> Y: "R&D relative to revenue", "R&D as a % of revenue", "capex divided by
+#     revenue", "(the ratio of) SG&A to revenue (ratio)", "R&D's share of revenue";
+#   <part> Y <went to> X: "what share of revenue went to R&D", "percentage of revenue
+#     spent on R&D", "how much of its revenue did it spend on R&D", "proportion of net
+#     income paid out as dividends".
+_RATIO_JOIN = re.compile(
+    r"divided by|relative to|compared to|compared with|in relation to|in proportion to"
+    r"|as (?:a )?(?:percent|share|proportion|fraction|portion|part|ratio|multiple)"
+    r"|share|percent|per dollar|over|to|per"
+)
+RATIO_PART_WORDS = frozenset({"share", "percent", "portion", "proportion", "fraction", "part"})
+# The verbs that send part of one figure to another; "was" counts ("what share of revenue
+# was R&D"), as do the auxiliaries of a question ("did it spend on").
+_RATIO_VERBS = (
+    "went|go|goes|gone|going|spent|spend|spends|spending|devoted|devote|devotes|allocated"
+    "|allocate|allocates|invested|invest|invests|reinvested|reinvest|put|puts|used|use|uses"
+    "|dedicated|dedicate|dedicates|paid|pay|pays|returned|return|returns|distributed"
+    "|distribute|distributes|accounted|account|accounts|consumed|consume|consumes|took|take"
+    "|takes|taken|represented|represent|represents|made|make|makes|kept|keep|keeps|converted"
+    "|convert|converts|turned|was|were|is|are"
+)
+_RATIO_PART_JOIN = re.compile(
+    r"(?:(?:did|does|do|has|have|had|it|they|been|being|was|were|is|are) )*"
+    rf"(?:{_RATIO_VERBS})(?: (?:{_RATIO_VERBS}|out|up|back|into))*"
+    r"(?: (?:to|on|into|in|toward|towards|as|by|at))?"
+)
+# Words that start a ratio's phrase without naming either side: "what is the ratio of…".
+_RATIO_LEAD = re.compile(r"^(?:(?:what|which|whats|ratio|is|was|the) )+")
+_RATIO_TAIL = re.compile(r"(?: (?:percent|ratio|multiple))+$")
 _GROWTH_PHRASES = (
     re.compile(r"^(?:growth|change|increase|rise) (?:in )?(.+)$"),
     re.compile(r"^(.+) (?:growth|change|increase) ?(?:rate)?$"),
@@ -252,8 +303,17 @@ _PRICE_WORDS = frozenset({"price", "share price", "stock price", "closing price"
 _LEADING_AVERAGE = re.compile(r"^average ")
 # Words around a name that do not change which metric it is: "how much debt relative to
 # equity", "GM %", "equity to assets ratio", "EV/EBITDA multiple".
-_LEADING_FILLER = re.compile(r"^(?:how much|how many|what|which|their|our) ")
+_LEADING_FILLER = re.compile(r"^(?:(?:how much|how many|what|which|their|our|ratio) )+")
 _TRAILING_FILLER = re.compile(r" (?:percent|ratio|rate|multiple|figure|number|amount)$")
+
+
+def _joins(words: Sequence[str], first: int, join: re.Pattern[str]) -> Iterable[tuple[int, int]]:
+    """(start, end) of every run of words from `first` on that `join` matches whole and
+    that leaves at least one word after it, nearest and shortest first."""
+    for start in range(first, len(words) - 1):
+        for end in range(start + 1, len(words)):
+            if join.fullmatch(" ".join(words[start:end])):
+                yield start, end
 
 
 def _first_sentence(description: str) -> str:
@@ -324,6 +384,18 @@ class MetricResolver:
     def __post_init__(self) -> None:
         self._keys = list(self.phrases)
         self._key_metrics = [self.phrases[key] for key in self._keys]
+        # The catalog's cash flow wordings as written, beside the one wording the grammar
+        # gives them, so a slip the grammar cannot read ("net cash provided by operating
+        # activites" is read; "net cash provded by operating activities" is not) is still
+        # a few edits from a name.
+        written_keys: dict[str, str] = {}
+        for metric in CATALOG:
+            for name in (metric.label, *metric.aliases):
+                written = normalize_phrase(name, grammar=False)
+                if written not in self.phrases and normalize_phrase(name) in self.phrases:
+                    written_keys.setdefault(written, metric.id)
+        self._keys.extend(written_keys)
+        self._key_metrics.extend(written_keys.values())
         # Every word of every name: a word outside it may be a slip of one inside it.
         self.vocabulary = frozenset(word for key in self._keys for word in key.split())
         self._positions_by_length: dict[int, list[int]] = {}
@@ -382,6 +454,8 @@ class MetricResolver:
         found = self.phrases.get(key) or self.learned.get(key) or self._reordered.get(_sorted(key))
         if found is not None:
             return Resolution(phrase, found, 0.95, "composed")
+        if (ratio := self.ratio(phrase)) is not None:
+            return ratio
         match = _CAGR_PHRASE.match(key)
         if match and (base := self._part(match.group(1))) is not None:
             cagr = CAGR_OF.get((base, _YEARS[match.group(2)]))
@@ -405,6 +479,45 @@ class MetricResolver:
                 metric = FORMULA_INDEX.get((operator, right, left))
             if metric is not None:
                 return Resolution(phrase, metric, 0.9, "composed")
+        return None
+
+    def ratio(self, phrase: str) -> Resolution | None:
+        """The catalog ratio a phrase puts one named figure over another with: "R&D as a
+        percentage of revenue", "what share of revenue went to R&D", "ratio of capex to
+        revenue". Any two metrics a catalog formula divides qualify, so a new ratio in the
+        catalog is understood in all these wordings at once."""
+        key = _RATIO_TAIL.sub("", _RATIO_LEAD.sub("", normalize_phrase(phrase)))
+        words = key.split()
+        sides: dict[str, str | None] = {}  # each side's words are resolved once
+
+        def side(start: int, end: int) -> str | None:
+            text = " ".join(words[start:end])
+            if text not in sides:
+                sides[text] = self._part(text)
+            return sides[text]
+
+        def over(numerator: str | None, denominator: str | None) -> Resolution | None:
+            if numerator is None or denominator is None:
+                return None
+            metric = FORMULA_INDEX.get(("/", numerator, denominator))
+            return Resolution(phrase, metric, 0.9, "composed") if metric else None
+
+        # <part> Y <went to> X
+        first = 2 if words[:2] == ["how", "much"] else 1 if words[:1] else 0
+        if first and (first == 2 or words[0] in RATIO_PART_WORDS):
+            for join_start, join_end in _joins(words, first + 1, _RATIO_PART_JOIN):
+                found = over(side(join_end, len(words)), side(first, join_start))
+                if found is not None:
+                    return found
+        # X <join> Y
+        for join_start, join_end in _joins(words, 1, _RATIO_JOIN):
+            right = " ".join(words[join_end:])
+            denominator = (
+                "shares_outstanding" if right in _SHARE_WORDS else side(join_end, len(words))
+            )
+            found = over(side(0, join_start), denominator)
+            if found is not None:
+                return found
         return None
 
     def _part(self, words: str) -> str | None:

@@ -15,7 +15,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from shared.metric_catalog import METRICS_BY_ID
-from shared.metric_resolver import MetricResolver, Resolution, normalize_phrase
+from shared.metric_resolver import (
+    RATIO_PART_WORDS,
+    MetricResolver,
+    Resolution,
+    normalize_phrase,
+)
 
 # Words that carry no metric meaning in a question. Kept apart from the resolver's stop
 # words, which apply to metric names themselves ("in" is part of "cash in hand").
@@ -33,12 +38,40 @@ _QUESTION_WORDS = frozenset(
         "ticker one two three four five six seven eight nine ten up down so far there "
         "since ago around roughly approximately exactly total not no yes grow grew growth "
         "change changed increase increased rise rose fall fell decline declined trend "
-        "cagr compound rate yoy"
+        "cagr compound rate yoy divided"
+    )
+)
+# Words that only restate a figure the question names ("net", "total", "the combined …",
+# "how much did it spend on R&D"): left over beside a metric they say nothing the metric
+# does not, so they are no qualifier for the router to stop at. Words that narrow the
+# figure ("iphone", "services", "greater china") are not here.
+_RESTATING_WORDS = frozenset(
+    str.split(
+        "net total overall consolidated aggregate entire whole combined ratio multiple "
+        "spend spends spent spending generate generates generated earn earns earned "
+        "make makes made post posts posted book books booked bring brings brought"
     )
 )
 _NUMBER = re.compile(r"^\d+[a-z]?$|^(?:19|20)\d{2}$|^fy\d{2,4}$|^q[1-4]$")
 # A run longer than this is a sentence, not a metric name; windows inside it are tried.
 _MAX_WINDOW = 5
+# Words between the two metrics of a ratio: "as a percentage of" is three after
+# normalizing, "did the company spend on" four.
+_MAX_RATIO_JOIN = 5
+# Words before a ratio's two metrics that ask for the part one is of the other, and words
+# after them that only say it is a ratio.
+_RATIO_OPENERS = RATIO_PART_WORDS | {"ratio"}
+_RATIO_CLOSERS = frozenset({"ratio", "percent"})
+_PER_SHARE_WORDS = frozenset({"share", "outstanding", "price"})
+
+
+@dataclass(frozen=True)
+class _Span:
+    """One word of the question, or the words of one metric it names."""
+
+    words: tuple[str, ...]
+    metric: str | None = None
+    reading: Resolution | None = None  # when a fallback or a ratio's grammar read it
 
 
 @dataclass(frozen=True)
@@ -46,7 +79,9 @@ class ExactScan:
     metrics: list[str]
     leftover: list[str]  # the words no exact phrase took, "|" where one did
     # A misspelt word in front of an exact phrase that together name a longer metric
-    # ("opearting cash flow"): read by fuzzy match, so kept apart from the exact names.
+    # ("opearting cash flow"), read by fuzzy match; two exact names that the words between
+    # them make a ratio ("share of revenue went to R&D"), read by the ratio grammar. Both
+    # are kept apart from the exact names.
     extended: list[Resolution] = field(default_factory=list)
 
 
@@ -116,36 +151,115 @@ class MetricFinder:
         for resolution in resolutions:
             if resolution.metric_id not in metrics:
                 metrics.append(resolution.metric_id)
+        if metrics:
+            unresolved = [phrase for phrase in map(_without_restating, unresolved) if phrase]
         return MetricMatches(metrics, resolutions, unresolved)
 
     def _exact(self, normalized: str) -> tuple[list[str], list[str], list[Resolution]]:
         """Catalog and learned phrases in the question, longest first at each word (so
-        "operating cash flow" beats "cash"); the other words, with "|" where a phrase was."""
-        words = normalized.split()
+        "operating cash flow" beats "cash"), two of them joined into the ratio they ask
+        for ("R&D as a share of revenue"); the other words, with "|" where a phrase was."""
+        spans = self._ratios(self._spans(normalized.split()))
         metrics: list[str] = []
         leftover: list[str] = []
         extended: list[Resolution] = []
+        for span in spans:
+            if span.metric is None:
+                leftover.extend(span.words)
+                continue
+            leftover.append("|")
+            if span.reading is not None:
+                extended.append(span.reading)
+            elif span.metric not in metrics:
+                metrics.append(span.metric)
+        return metrics, leftover, extended
+
+    def _spans(self, words: list[str]) -> list[_Span]:
+        """The question's words, each alone or in the longest catalog or learned phrase
+        that starts with it."""
+        spans: list[_Span] = []
         start = 0
         while start < len(words):
             for size in range(min(self._longest.get(words[start], 0), len(words) - start), 0, -1):
                 phrase = " ".join(words[start : start + size])
                 metric = self.resolver.phrases.get(phrase) or self.resolver.learned.get(phrase)
                 if metric is not None:
-                    longer, taken = self._misspelt_prefix(leftover, words[start:], size)
+                    before = [s.words[0] for s in spans[-1:] if s.metric is None]
+                    longer, taken = self._misspelt_prefix(before or ["|"], words[start:], size)
                     if longer is not None and longer.metric_id != metric:
-                        leftover[-1] = "|"
-                        extended.append(longer)
+                        spans[-1] = _Span(
+                            (spans[-1].words[0], *words[start : start + taken]),
+                            longer.metric_id,
+                            longer,
+                        )
                         start += taken
                         break
-                    if metric not in metrics:
-                        metrics.append(metric)
-                    leftover.append("|")
+                    spans.append(_Span(tuple(words[start : start + size]), metric))
                     start += size
                     break
             else:
-                leftover.append(words[start])
+                spans.append(_Span((words[start],)))
                 start += 1
-        return metrics, leftover, extended
+        return spans
+
+    def _ratios(self, spans: list[_Span]) -> list[_Span]:
+        """Two named metrics that the words between them (and a "share of" before them)
+        put one over the other, as the one catalog ratio they name: "what share of revenue
+        went to R&D", "R&D relative to revenue", "ratio of capex to revenue"."""
+        merged: list[_Span] = []
+        taken_until = 0
+        for left, span in enumerate(spans):
+            if span.metric is None or left < taken_until:
+                continue
+            for right in self._ratio_denominators(spans, left):
+                first, last = self._ratio_edges(spans, left, right)
+                words = [
+                    word
+                    for span in spans[first : last + 1]
+                    for word in span.words
+                    if word not in self.company_words and not _NUMBER.match(word)
+                ]
+                reading = self.resolver.ratio(" ".join(words))
+                if reading is not None:
+                    merged.extend(spans[taken_until:first])
+                    merged.append(_Span(tuple(words), reading.metric_id, reading))
+                    taken_until = last + 1
+                    break
+        return [*merged, *spans[taken_until:]]
+
+    @staticmethod
+    def _ratio_denominators(spans: list[_Span], left: int) -> list[int]:
+        """Where the other side of a ratio starting at `left` may end: the next metric the
+        question names, or the share count or price words a per-share figure divides by
+        ("revenue divided by shares outstanding")."""
+        ends: list[int] = []
+        for right in range(left + 1, min(len(spans), left + _MAX_RATIO_JOIN + 2)):
+            if spans[right].metric is not None:
+                return [*ends, right]
+            if spans[right].words[0] in _PER_SHARE_WORDS:
+                ends.append(right)
+        return ends
+
+    def _ratio_edges(self, spans: list[_Span], left: int, right: int) -> tuple[int, int]:
+        """The first and last span of a ratio's phrase: its two metrics, and before them
+        the word that asks for a part ("share of", "how much of", "ratio of"; company names
+        may stand between), after them "ratio" or "percent"."""
+        first = left
+        position = left - 1
+        while position >= 0 and spans[position].metric is None:
+            word = spans[position].words[0]
+            if word in self.company_words:
+                position -= 1
+                continue
+            if word in _RATIO_OPENERS:
+                first = position
+            elif word == "much" and position > 0 and spans[position - 1].words == ("how",):
+                first = position - 1
+            break
+        last = right
+        if right + 1 < len(spans) and spans[right + 1].words[0] in _RATIO_CLOSERS:
+            last = right + 1
+        return first, last
 
     def _misspelt_prefix(
         self, leftover: list[str], rest: list[str], size: int
@@ -193,6 +307,10 @@ class MetricFinder:
                 after, after_rest = self._fuzzy_windows(run[start + size :])
                 return [*before, match, *after], [*before_rest, *after_rest]
         return [], [run]
+
+
+def _without_restating(phrase: str) -> str:
+    return " ".join(word for word in phrase.split() if word not in _RESTATING_WORDS)
 
 
 def describe_unknown(phrase: str, resolver: MetricResolver) -> str:
