@@ -352,7 +352,7 @@ async def bench_baseline(
     from services.gateway.app import ANONYMOUS_USER
     from services.gateway.conversations import START_CONVERSATION_SQL, conversation_title
     from services.router.main import load_directory
-    from services.router.rules import route_question
+    from services.router.routing import route_question
     from services.tools.runner import run_route
     from services.validator.finalizing import record_answer, validate_draft
     from shared.contracts import new_deadline

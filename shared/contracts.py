@@ -305,8 +305,12 @@ class Understood(Contract):
     metrics: list[MetricRef] = Field(default_factory=list)
     periods: PeriodSelection = Field(default_factory=PeriodSelection)
     documents: DocumentScope = Field(default_factory=DocumentScope)
-    # Spans of the question no recognizer read: a figure answer is never drafted over them.
+    # Spans of the question (company names corrected) no recognizer read: a figure answer is
+    # never drafted over them.
     not_understood: list[TextSpan] = Field(default_factory=list)
+    # A figure question the stored figures cannot answer as asked (a scope, unread words, a
+    # figure the catalog does not name), sent to the filings instead.
+    uncovered_figure: bool = False
     # Metric phrases nothing resolved, for a clarifying question and the alias log.
     unknown_metric_phrases: list[str] = Field(default_factory=list)
     # Metrics named exactly, before any fallback: what confirms a learned alias.

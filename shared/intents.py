@@ -224,8 +224,18 @@ INTENTS: tuple[IntentDefinition, ...] = (
         cues=(
             cue(
                 r"\b(?:say|said|says|mention(?:ed|s)?|describe[ds]?|discuss(?:ed|es)?"
-                r"|talk(?:s|ed)? about)\b",
+                r"|disclose[ds]?|talk(?:s|ed)? about)\b",
                 2.5,
+            ),
+            # What filings state in words rather than in a statement's figures.
+            cue(
+                r"\b(?:holders? of record|employees?|headcount|workforce|auditors?"
+                r"|critical audit matters?|backlog|remaining performance obligations?"
+                r"|(?:share |stock )?(?:repurchase|buyback) (?:program|authori[sz]ation)"
+                r"|authori[sz]ed|manufactur(?:e|es|ed|ing)|suppliers?|facilities"
+                r"|headquarter(?:s|ed)|properties|subsidiaries|customers?|paid clicks?"
+                r"|cost[\s-]per[\s-]click|segments?)\b",
+                2.0,
             ),
             cue(
                 r"\b(?:risk factors?|risks?|md&a|management'?s discussion|strategy|outlook"

@@ -112,7 +112,9 @@ def compose_uncovered(understood: Understood) -> str:
         mid_sentence(METRICS_BY_ID[m.id].label) for m in understood.metrics if m.id in METRICS_BY_ID
     ]
     if not labels:
-        phrase = (understood.unknown_metric_phrases or ["that"])[0]
+        # The words as the user wrote them, else the finder's normalized phrase.
+        written = [span.text for span in understood.not_understood]
+        phrase = (written or understood.unknown_metric_phrases or ["that"])[0]
         return (
             f"finq holds no figure called {phrase!r} for {company}: its figures are the "
             "company totals of the financial statements (revenue, profits, cash flows, "

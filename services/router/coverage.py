@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from rapidfuzz.distance import OSA
+
 from shared.contracts import MetricScope, ScopeKind, TextSpan
 
 # Qualifiers that narrow a figure to part of a company, by kind. Written as the words
@@ -65,7 +67,10 @@ FILLER_WORDS = frozenset(
         "fiscal year years fy quarter quarters period periods ended ending end "
         "inc corp corporation co ltd plc llc nasdaq nyse ticker stock shares share "
         "usd dollars dollar million millions billion billions thousand thousands "
-        "was there any"
+        "was there any ok okay so well hey hi thanks thank then side by "
+        "bigger larger greater smaller lower higher more less "
+        "pay paid pays spend spent spends make made makes earn earned earns generate "
+        "generated generates post posted record bring brought book booked"
     )
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9'&.-]*", re.IGNORECASE)
@@ -79,9 +84,31 @@ def scope_of(phrase: str) -> MetricScope | None:
     return None
 
 
+_FILLER_BY_LENGTH: dict[int, tuple[str, ...]] = {}
+for _word in FILLER_WORDS:
+    _FILLER_BY_LENGTH.setdefault(len(_word), ())
+    _FILLER_BY_LENGTH[len(_word)] += (_word,)
+
+
+def _is_filler(word: str) -> bool:
+    """A filler word, or a slip of one ("totl"): one edit away from a filler word of four
+    letters or more."""
+    word = word.lower().strip(".'")
+    if word in FILLER_WORDS:
+        return True
+    if len(word) < 4:
+        return False
+    return any(
+        OSA.distance(word, filler) <= 1
+        for size in (len(word) - 1, len(word), len(word) + 1)
+        for filler in _FILLER_BY_LENGTH.get(size, ())
+        if len(filler) >= 4
+    )
+
+
 def meaningful(phrase: str) -> bool:
     """Whether a leftover phrase says anything: one word outside the filler is enough."""
-    return any(word.lower().strip(".'") not in FILLER_WORDS for word in _WORD.findall(phrase))
+    return any(not _is_filler(word) for word in _WORD.findall(phrase))
 
 
 def locate(phrase: str, question: str, taken: Sequence[tuple[int, int]] = ()) -> TextSpan:
@@ -113,9 +140,13 @@ def leftovers(
         if not meaningful(phrase):
             continue
         span = locate(phrase, question, taken)
-        scope = scope_of(span.text if span.end else phrase)
+        if not span.end:
+            # Not in the question as written: a word the finder's normalization made
+            # ("Inc." read as "income"), not one the user wrote.
+            continue
+        scope = scope_of(span.text)
         if scope is not None:
-            scopes.append(scope.model_copy(update={"text": span.text if span.end else phrase}))
-        else:
+            scopes.append(scope)
+        elif meaningful(span.text):
             unread.append(span)
     return scopes, unread

@@ -147,7 +147,7 @@ _DATE_PATTERN = re.compile(_DATE, re.IGNORECASE)
 # quarter ending in June 2024".
 _ENDED_PATTERN = re.compile(
     r"\b(?:(?:(?P<ordinal>first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+)?"
-    r"(?:fiscal[\s-]+)?(?P<unit>year|quarter|fy)"
+    r"(?:fiscal[\s-]+)?(?P<unit>years?|quarters?|fy)"
     r"|(?P<count>three|six|nine|twelve|3|6|9|12)[\s-]+months?(?:\s+period)?"
     r"|(?P<weeks>13|14|26|27|39|40|52|53)[\s-]+weeks?(?:\s+period)?)"
     r"\s+(?:that\s+|which\s+)?(?:ended|ending|ends)\s*,?\s+(?:on\s+|in\s+)?"
@@ -424,7 +424,7 @@ def _ended(
     elif match.group("weeks"):
         months = _WEEKS_MONTHS[match.group("weeks")]
     else:
-        months = 3 if match.group("unit").lower() == "quarter" else 12
+        months = 3 if match.group("unit").lower().startswith("quarter") else 12
     day = _day_of(match)
     if day is None and match.group("my_y"):
         year, month = int(match.group("my_y")), _month_number(match.group("my_m"))
@@ -487,6 +487,34 @@ def _ended(
     return _Dated(ref, start, "quarterly", years, quarters, months_to_date=to_date)
 
 
+# More days or months after a first "ended …": "the years ended January 2023, January 2024
+# and January 2025".
+_LIST_ITEM = re.compile(rf"^(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?:{_DATE}|{_MONTH_OF_YEAR})", re.I)
+
+
+def _ended_list(
+    first: re.Match[str], reading: _Reading, fiscal_calendar: FiscalCalendar, calendar_known: bool
+) -> list[_Dated]:
+    """The other items of a list that began with `first`, each ended like it."""
+    lead = first.group(0)[: first.group(0).lower().rfind("end")]
+    position = first.end()
+    found: list[_Dated] = []
+    while (item := _LIST_ITEM.match(reading.rest[position:])) is not None:
+        written = item.group(0).lstrip(" ,").removeprefix("and").strip()
+        phrase = f"{lead}ended {written}"
+        match = _ENDED_PATTERN.match(phrase)
+        dated = _ended(match, fiscal_calendar, calendar_known) if match else None
+        if dated is None:
+            break
+        start = position + item.group(0).index(written)
+        dated.ref = dated.ref.model_copy(update={"text": written})
+        dated.start = start
+        found.append(dated)
+        reading.take((position, position + item.end()))
+        position += item.end()
+    return found
+
+
 def _label_of_year_ended(day: date) -> int:
     """A fiscal year is labelled by the calendar year it ends in; a 52/53-week year that
     ends in the first days of January belongs to the year before."""
@@ -519,6 +547,7 @@ def _read_dated(
         if (dated := _ended(match, fiscal_calendar, calendar_known)) is not None:
             found.append(dated)
             reading.take(match.span())
+            found.extend(_ended_list(match, reading, fiscal_calendar, calendar_known))
     for match in list(_MONTH_QUARTER_PATTERN.finditer(reading.rest)):
         found.append(_month_quarter(match, fiscal_calendar))
         reading.take(match.span())

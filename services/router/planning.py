@@ -84,7 +84,11 @@ def plan_intent(
         # Something the catalog does not name, asked of a company ("how many employees",
         # "who audits"): what its filings say may answer it.
         intent = "document_search"
+        uncovered = True
+    else:
+        uncovered = False
     planning = Planning(understanding, understood_of(understanding, directory), directory, finder)
+    planning.understood.uncovered_figure = uncovered
     planner = PLANNERS.get(intent, plan_clarification)  # type: ignore[call-overload]
     return planner(intent, planning)  # type: ignore[arg-type]
 
@@ -101,6 +105,7 @@ def plan_figures(intent: Intent, planning: Planning) -> RouteDecided:
     if not (symbols and metrics):
         return plan_clarification(intent, planning)
     if not understood.covered:
+        understood.uncovered_figure = True
         return plan_filing_search("document_search", planning)
     if len(symbols) > 1:
         intent = "metric_comparison"

@@ -401,7 +401,9 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
             symbols.append(symbol)
             company_texts[symbol] = corrected[start:end]
     latest = _latest_year(directory, symbols)
-    periods = find_periods(question, latest, directory.calendar(symbols))
+    # Read on the corrected text, so every span lines up with the company mentions (a
+    # corrected name may be shorter than the misspelling).
+    periods = find_periods(corrected, latest, directory.calendar(symbols))
     # What the period grammar read is not a metric phrase: "March" in "the March quarter".
     read = sorted([*((start, end) for start, end, _ in mentions), *periods.spans])
     scan = finder.exact(_blanked(corrected, periods.spans))
@@ -411,16 +413,16 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         spoken = [
             (metric, match)
             for pattern, metric in _VERB_METRICS
-            if (match := pattern.search(question)) is not None
+            if (match := pattern.search(corrected)) is not None
         ]
         if spoken:
             metric, match = spoken[0]
             read.append(match.span())
-            # The verb phrase is the metric: its words are read.
+            # The verb phrase is the metric: its words are read, the rest is not.
             unresolved = [
-                phrase
+                rest
                 for phrase in matches.unresolved
-                if not match.start() <= locate(phrase, question).start < match.end()
+                if (rest := _words_outside(phrase, corrected, match.span()))
             ]
             matches = MetricMatches([metric], [], unresolved)
             spoken_metric = True
@@ -428,13 +430,15 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
     if _CAGR_WORDS.search(question) and periods.last and periods.period in (None, "annual"):
         # "CAGR over the last five years" is one figure: the latest five-year CAGR.
         periods.last, periods.spans_several = 1, False
-    scopes: list[MetricScope] = []
-    not_understood: list[TextSpan] = []
-    if matches.metrics:
-        # A figure was found: whatever else the question says either narrows it (a segment,
-        # a product line, a region) or was not read at all. Neither may be answered with the
-        # company's total.
-        scopes, not_understood = leftovers(matches.unresolved, question, read)
+    scopes, not_understood = leftovers(matches.unresolved, corrected, read)
+    if not matches.metrics:
+        # No figure: what is left is the topic asked about ("holders of record"), or a
+        # figure the catalog does not name; a qualifier qualifies nothing.
+        not_understood = sorted(
+            [*not_understood, *(locate(scope.text, corrected, read) for scope in scopes)],
+            key=lambda span: span.start,
+        )
+        scopes = []
     return Understanding(
         question=question,
         symbols=symbols,
@@ -450,6 +454,12 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         not_understood=not_understood,
         spoken_metric=spoken_metric,
     )
+
+
+def _words_outside(phrase: str, text: str, span: tuple[int, int]) -> str:
+    """The words of a (normalized) phrase that stand outside `span` of the text."""
+    kept = [word for word in phrase.split() if not span[0] <= locate(word, text).start < span[1]]
+    return " ".join(kept)
 
 
 def _blanked(text: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -576,6 +586,14 @@ def inherit_from_previous_turn(
         understanding.symbols = list(before.symbols)
         understanding.company_texts = {c.symbol: c.text for c in before.companies}
         understanding.inherited.append("companies")
+        if understanding.periods.asked:
+            # "And as of December 28, 2024?": a date is read on the inherited company's
+            # fiscal calendar, not on calendar years.
+            understanding.periods = find_periods(
+                question,
+                _latest_year(directory, understanding.symbols),
+                directory.calendar(understanding.symbols),
+            )
     if not understanding.metrics and before.metrics:
         understanding.metrics = list(before.metric_ids)
         understanding.scopes = [scope for m in before.metrics for scope in m.scope]
