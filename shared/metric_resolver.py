@@ -141,9 +141,16 @@ def _words(text: str) -> list[str]:
 # "activity"); each becomes "<kind> cash flow", so the words compose with anything
 # around them ("… margin", "price to …") and "cash" alone never takes the phrase's first
 # word. "Free cash flow from operations" is left alone: free cash flow is another metric.
+_CASH_FLOW_VERBS = (
+    "provided|generated|used|produced|received|spent|earned"
+    "|provide|generate|use|produce|receive|spend|earn"
+)
 _CASH_FLOW_PHRASE = re.compile(
     r"(?<![a-z0-9])(?<!free )(?:net )?cash(?P<flow> (?:in|out)?flow)?"
-    r"(?P<verbs>(?: (?:provided|generated|used|produced|received|spent|earned|from|by|in|on))*)"
+    # A question may put its subject between: "how much cash did Tesla use for investing".
+    r"(?P<subject> (?:did|does|do|has|have|had)(?: [a-z0-9]+){0,2}?"
+    rf"(?= (?:{_CASH_FLOW_VERBS}) ))?"
+    rf"(?P<verbs>(?: (?:{_CASH_FLOW_VERBS}|was|were|is|are|been|from|by|in|on))*)"
     r" (?:(?:continuing|core|ongoing) )?(?P<kind>operating|operation|ops|investing|financing)"
     r"(?: activ[a-z]*)?(?![a-z0-9])"
 )
@@ -155,7 +162,8 @@ def _cash_flow_name(match: re.Match[str]) -> str:
     if not match.group("flow") and not match.group("verbs"):
         return match.group(0)
     kind = match.group("kind")
-    return f"{_CASH_FLOW_KINDS.get(kind, kind)} cash flow"
+    subject = f"{match.group('subject').strip()} " if match.group("subject") else ""
+    return f"{subject}{_CASH_FLOW_KINDS.get(kind, kind)} cash flow"
 
 
 def normalize_phrase(text: str, *, grammar: bool = True) -> str:
