@@ -124,6 +124,10 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
         loaded = asyncio.run(prepare_database(postgres.dsn))
         if loaded:
             print(f"loaded the bundled dataset: {loaded}")
+        if settings.filings_dir is not None:
+            from services.control.filings_folder import ingest_filings_dir
+
+            asyncio.run(ingest_filings_dir(postgres.dsn, settings.filings_dir.resolve()))
         env = {
             **os.environ,
             "FINQ_NATS_URL": nats.url,
@@ -462,6 +466,10 @@ def command_data_check(args: argparse.Namespace, settings: ControlSettings) -> i
 def command_eval(args: argparse.Namespace, settings: ControlSettings) -> int:
     if args.suite == "retrieval":
         return command_eval_retrieval(args, settings)
+    if args.suite == "documents":
+        from services.control.document_eval import command_eval_documents
+
+        return command_eval_documents(args, settings)
     return command_eval_golden(args)
 
 
@@ -794,9 +802,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser(
         "eval",
         help="golden: the golden questions through the live pipeline, scored; retrieval: "
-        "document search on filings (hit@1, hit@5, MRR with and without temporal filters)",
+        "document search on filings (hit@1, hit@5, MRR with and without temporal filters); "
+        "documents: answers quoted from filings (accuracy, grounding, hit@k per split)",
     )
-    evaluate.add_argument("suite", nargs="?", default="golden", choices=["golden", "retrieval"])
+    evaluate.add_argument(
+        "suite", nargs="?", default="golden", choices=["golden", "retrieval", "documents"]
+    )
     evaluate.add_argument("--data-dir", help="retrieval: the reference data (../shared/data)")
     evaluate.add_argument("--dsn", help="retrieval: a database to use instead of its own")
     evaluate.add_argument("--url", help="a running gateway (default: start one of its own)")

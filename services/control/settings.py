@@ -18,6 +18,9 @@ class ControlSettings(FinqSettings):
     gateway_port: int = Field(default=8000, ge=1, le=65535)
     # `finq ask` talks to this; empty means the gateway `finq up` started.
     url: str = ""
+    # A folder of filings `finq up` loads after the dataset, as `finq ingest filings DIR`
+    # does (files already held are kept, so a restart is quick); unset loads none.
+    filings_dir: Path | None = None
 
     # `finq ingest sec`. SEC refuses clients that do not say who they are: its policy asks
     # for "name email" here.
