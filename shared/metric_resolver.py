@@ -2,11 +2,14 @@
 embedding fallbacks, each with its own threshold.
 
 Both sides of every comparison go through `normalize_phrase`, so "P/E", "p.e. ratio" and
-"price-earnings ratios" meet the catalog's "pe ratio" exactly, and fuzzy matching only has
-to absorb real slips ("reveune", "opearting margin"). The embedding fallback (the bundled
-all-MiniLM-L6-v2) catches paraphrases no edit distance can ("money spent on research"); it
-is the least certain step, so it needs a high similarity and a clear lead over the next
-metric.
+"price-earnings ratios" meet the catalog's "pe ratio" exactly, "net cash provided by (used
+in) operating activities" and "cash from operations" meet "operating cash flow", and fuzzy
+matching only has to absorb real slips ("reveune", "opearting margin"). Phrases built the
+way a catalog formula is ("R&D as a percentage of revenue", "what share of revenue went to
+R&D", "operating cash flow minus capex") are read through the formula index. The
+embedding fallback (the bundled all-MiniLM-L6-v2) catches paraphrases no edit distance can
+("money spent on research"); it is the least certain step, so it needs a high similarity
+and a clear lead over the next metric.
 
 The result always says how it was reached, so callers can tell the user what they assumed
 and record phrases that only a fallback understood (`alias_misses`, see
