@@ -46,7 +46,9 @@ _ASKS: dict[Ask, re.Pattern[str]] = {
         r"\b(?:how (?:many|much|large|big)|number of|by how much|what amount|to what amount|"
         r"what (?:was|were|is|are) (?:the )?(?:\w+'s )?(?:\w+ ){0,4}(?:sales|revenues?|income|"
         r"rate|backlog|expenditures?|dividend|margin|assets|liabilities|earnings|cash|"
-        r"expenses?|growth|change|costs?))\b",
+        r"expenses?|growth|change|costs?)|"
+        r"how did .{0,80}\b(?:change|grow|increase|decrease|decline|rise|fall)|"
+        r"how much did .{0,80}\b(?:change|grow|increase|decrease|decline|rise|fall))\b",
         re.IGNORECASE,
     ),
     "date": re.compile(
@@ -70,61 +72,64 @@ _MEASURE_RE = re.compile(
 @dataclass(frozen=True, slots=True)
 class Wording:
     """One common ask (`asks`, matched against the question) and how filings word what
-    answers it (`says`: lower-case phrases, the most telling first)."""
+    answers it: `answers` are phrases (lower case) of the sentence or row that answers,
+    `also` phrases of sentences near the answer. The question's own words for the ask are
+    stood in for by these phrases: "What was the critical audit matter?" is answered by
+    "Description of the Matter…", not by the sentence that repeats "critical audit matter"."""
 
     asks: re.Pattern[str]
-    says: tuple[str, ...]
+    answers: tuple[str, ...]
+    also: tuple[str, ...] = ()
 
 
-def _wording(asks: str, *says: str) -> Wording:
-    return Wording(re.compile(asks, re.IGNORECASE), says)
+def _wording(asks: str, answers: tuple[str, ...], also: tuple[str, ...] = ()) -> Wording:
+    return Wording(re.compile(asks, re.IGNORECASE), answers, also)
 
 
 FILING_WORDINGS: tuple[Wording, ...] = (
     _wording(
         r"\b(?:employees?|employ(?:s|ed)?|headcount|workforce|staff|people|personnel)\b",
-        "full-time equivalent employees",
-        "employees",
+        ("full-time equivalent employees", "employees"),
     ),
     _wording(
         r"\b(?:(?:share|stock)?holders? of record|record holders?|registered holders?)\b",
-        "shareholders of record",
-        "stockholders of record",
-        "holders of record",
+        ("shareholders of record", "stockholders of record", "holders of record"),
     ),
     _wording(
         r"\b(?:buy ?backs?|repurchas\w*|authori[sz]\w*)\b",
-        "repurchase program",
-        "authorized",
-        "authorization",
-        "repurchase",
+        ("repurchase program", "authorized to purchase", "program authorization"),
+        ("authorized", "repurchase"),
     ),
-    _wording(r"\bbacklog\b", "revenue backlog", "remaining performance obligations"),
+    _wording(r"\bbacklog\b", ("revenue backlog", "remaining performance obligations")),
     _wording(
         r"\bcritical audit matters?\b",
-        "description of the matter",
-        "critical audit matter",
+        ("description of the matter",),
+        ("critical audit matter",),
     ),
     _wording(
         r"\b(?:manufactur\w*|assembl\w*|made|produced|production)\b",
-        "manufacturing is performed",
-        "manufactured by",
-        "located primarily in",
-        "outsourcing partners",
+        ("manufacturing is performed", "manufactured by"),
+        ("located primarily in", "outsourcing partners"),
     ),
     _wording(
         r"\b(?:lawsuits?|sued?|suits?|litigation|complaint|antitrust)\b",
-        "filed a lawsuit",
-        "filed a civil",
-        "lawsuit",
+        ("filed a lawsuit", "filed a civil", "filed a complaint", "filed suit"),
+        ("lawsuit",),
     ),
-    _wording(r"\bsettle\w*", "reached a settlement", "settlement agreement", "settlement"),
-    _wording(r"\b(?:rul(?:e|ed|ing)|verdict|decid\w*|decision)\b", "ruled", "verdict", "decision"),
-    _wording(r"\bauditor\b", "served as", "auditor since"),
-    _wording(r"\bdividends?\b", "cash dividend", "per share"),
-    _wording(r"\b(?:capex|capital (?:expenditures?|spending))\b", "capital expenditures"),
-    _wording(r"\btax rate\b", "effective tax rate"),
-    _wording(r"\b(?:grow(?:th|n)?|grew|rise|rose|increase\w*|decline\w*|change)\b", "change"),
+    _wording(r"\bsettle\w*", ("reached a settlement", "settlement agreement"), ("settlement",)),
+    _wording(r"\b(?:rul(?:e|ed|ing)|verdict)\b", ("ruled", "verdict", "ruling"), ("decision",)),
+    _wording(
+        r"\b(?:since when|how long|how many years)\b.*\bauditor\b|\bauditor since\b",
+        ("auditor since", "served as"),
+    ),
+    _wording(r"\bdividends?\b", ("quarterly cash dividend", "cash dividend"), ("per share",)),
+    _wording(r"\b(?:capex|capital (?:expenditures?|spending))\b", ("capital expenditures",)),
+    _wording(r"\btax rate\b", ("effective tax rate",)),
+    _wording(
+        r"\b(?:grow(?:th|n)?|grew|rise|rose|increase\w*|decline\w*|change)\b",
+        (),
+        ("change", "increased", "decreased"),
+    ),
 )
 
 
@@ -176,10 +181,28 @@ def asks(question: str) -> set[Ask]:
     return kinds
 
 
+def asked_wordings(question: str) -> list[Wording]:
+    """The common asks the question makes, in `FILING_WORDINGS` order."""
+    return [w for w in FILING_WORDINGS if w.asks.search(question)]
+
+
 def filing_phrases(question: str) -> list[str]:
-    """How filings word what the question asks, the most telling first, no repeats."""
-    phrases = [say for w in FILING_WORDINGS if w.asks.search(question) for say in w.says]
+    """How filings word what the question asks, the answering phrases first, no repeats."""
+    wordings = asked_wordings(question)
+    phrases = [say for w in wordings for say in w.answers] + [
+        say for w in wordings for say in w.also
+    ]
     return list(dict.fromkeys(phrases))
+
+
+def ask_words(question: str) -> set[str]:
+    """The question's words (as `terms`) that make one of the common asks: its filing
+    wordings stand in for them."""
+    found: set[str] = set()
+    for wording in asked_wordings(question):
+        for match in wording.asks.finditer(question):
+            found |= terms(match.group())
+    return found
 
 
 def plain(text: str) -> str:

@@ -27,9 +27,10 @@ from shared.english import possessive
 from shared.filing_text import (
     MarkdownTable,
     TableRow,
+    ask_words,
+    asked_wordings,
     asked_years,
     asks,
-    filing_phrases,
     has_date,
     has_figure,
     header_names_years,
@@ -44,10 +45,14 @@ from shared.filing_text import (
 # Sentences end at terminal punctuation before a capital, a quote or a bracket; "U.S." and
 # "Inc." stay inside one, and decimals never break (no space after the point).
 _SENTENCE_RE = re.compile(r"(?<=[.!?])[\"')\]”]*\s+(?=[A-Z\"'(\[•“])")
+# A point that ends an abbreviation, not a sentence: "U.S. Department", "Apple Inc. filed".
+_ABBREVIATION_RE = re.compile(r"(?:\b[A-Z]\.){1,3}$|\b(?:Inc|Corp|Co|Ltd|No|Nos|Mr|Ms|Dr|St|vs)\.$")
+_TERMINAL_RE = re.compile(r"[.!?:;)\"”]$")
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
 _HEADING_LINE_RE = re.compile(r"^\s*(?:#{1,6}\s|(?:Item|ITEM|Part|PART)\s+[0-9IVX]+[A-Z]?\.?\s)")
 _TABLE_MARK_RE = re.compile(r"^\[(?:TABLE \d+|END TABLE)\]$")
 _DIGITS_RE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_WHOLE_NUMBER_RE = re.compile(r"(?<![\d,.])\d[\d,]*(?:\.\d+)?(?<=\d)")
 
 MAX_QUOTES = 3
 MAX_QUOTE_CHARS = 450  # a sentence and the ones after it in its paragraph, while they fit
@@ -57,8 +62,9 @@ MAX_SENTENCE_CHARS = 900  # past this a quote is cut at a word, marked with "…
 RUNNER_UP_SHARE = 0.75
 
 # How much each kind of evidence counts, in units of one rare question word.
-PHRASE_BONUS = 1.5  # a filing's wording of the ask, per phrase
-PHRASE_BONUS_CAP = 3.0
+ANSWER_PHRASE_BONUS = 3.0  # a filing's wording of what answers the ask
+NEAR_PHRASE_BONUS = 1.0  # a wording found near the answer, per phrase
+PHRASE_BONUS_CAP = 4.0
 KIND_BONUS = 2.0  # holds the kind of answer asked: a figure, a date
 YEAR_BONUS = 0.5  # names the year asked
 RANK_PRIOR = 0.5  # the search's best passage, fading to nothing for its last
@@ -71,10 +77,12 @@ MISSING_PERIOD_PENALTY = 2.0  # a table by period that lacks the period asked
 @dataclass(slots=True)
 class _Question:
     text: str
-    terms: set[str]
+    terms: set[str]  # its topic words, without those the filing wordings stand in for
+    said: set[str]  # every word it says, and the words of those wordings
     years: list[int]
     kinds: set[str]
-    phrases: list[str]
+    answers: list[str]  # phrases of the sentence that answers, as filings write them
+    also: list[str]  # phrases near the answer
 
 
 @dataclass(slots=True)
@@ -104,13 +112,39 @@ def _company_words(passages: list[Passage]) -> set[str]:
 
 
 def _question(question: str, passages: list[Passage]) -> _Question:
+    wordings = asked_wordings(question)
+    answers = list(dict.fromkeys(say for w in wordings for say in w.answers))
+    also = list(dict.fromkeys(say for w in wordings for say in w.also))
+    named = terms(question, ignore=_company_words(passages))
     return _Question(
         text=question,
-        terms=terms(question, ignore=_company_words(passages)),
+        terms=named - ask_words(question),
+        said=named | terms(" ".join(answers + also)),
         years=asked_years(question),
         kinds=asks(question),
-        phrases=filing_phrases(question),
+        answers=answers,
+        also=also,
     )
+
+
+def _sentences(block: str) -> list[str]:
+    """A paragraph's sentences; a point after an abbreviation ("U.S.") ends none."""
+    sentences: list[str] = []
+    start = 0
+    for boundary in _SENTENCE_RE.finditer(block):
+        if _ABBREVIATION_RE.search(block[start : boundary.start()].rstrip("\"')]”")):
+            continue
+        sentences.append(block[start : boundary.start()])
+        start = boundary.end()
+    sentences.append(block[start:])
+    return [" ".join(s.split()) for s in sentences]
+
+
+def _is_heading(block: str) -> bool:
+    """A short line with no closing punctuation names a section ("Critical Audit Matter",
+    "Apple Inc. | 2024 Form 10-K | 47"): not a sentence to quote."""
+    line = " ".join(block.split())
+    return len(line) <= 80 and "\n" not in block.strip() and not _TERMINAL_RE.search(line)
 
 
 def _paragraphs(passage: Passage) -> list[list[str]]:
@@ -124,8 +158,9 @@ def _paragraphs(passage: Passage) -> list[list[str]]:
     ]
     paragraphs = []
     for block in _PARAGRAPH_RE.split("\n".join(lines)):
-        sentences = [" ".join(s.split()) for s in _SENTENCE_RE.split(block)]
-        sentences = [s for s in sentences if len(s) >= MIN_SENTENCE_CHARS]
+        if _is_heading(block):
+            continue
+        sentences = [s for s in _sentences(block) if len(s) >= MIN_SENTENCE_CHARS]
         if sentences:
             paragraphs.append(sentences)
     return paragraphs
@@ -161,20 +196,22 @@ def _weight(found: set[str], weights: dict[str, float]) -> float:
     return sum(weights.get(term, 1.0) for term in found)
 
 
-def _phrase_bonus(text: str, phrases: list[str]) -> float:
+def _phrase_bonus(text: str, q: _Question) -> float:
+    """A filing's wording of what answers the ask counts most; wordings near it, less."""
     said = plain(text)
-    return min(PHRASE_BONUS_CAP, PHRASE_BONUS * sum(phrase in said for phrase in phrases))
+    bonus = ANSWER_PHRASE_BONUS if any(phrase in said for phrase in q.answers) else 0.0
+    bonus += NEAR_PHRASE_BONUS * sum(phrase in said for phrase in q.also)
+    return min(PHRASE_BONUS_CAP, bonus)
 
 
 def _score(candidate: _Candidate, q: _Question, weights: dict[str, float], count: int) -> float:
     prior = RANK_PRIOR * (count - candidate.passage_index) / count
     if candidate.row is not None and candidate.row.numeric:
         return _score_row(candidate, candidate.row, q, weights) + prior
-    score = _weight(q.terms & candidate.terms, weights)
+    text = candidate.text
+    score = _weight(q.terms & candidate.terms, weights) + _phrase_bonus(text, q)
     if score == 0:
         return 0.0
-    text = candidate.text
-    score += _phrase_bonus(text, q.phrases)
     # A sentence without the kind of answer asked (no date for "when") cannot answer it.
     if "figure" in q.kinds:
         score += KIND_BONUS if has_figure(text) else -KIND_BONUS
@@ -202,16 +239,16 @@ def _table_context(passage: Passage, table: MarkdownTable) -> set[str]:
 def _score_row(c: _Candidate, row: TableRow, q: _Question, weights: dict[str, float]) -> float:
     """A row of figures answers when the question names its label (and its group's), and
     its table has the period asked."""
+    group = row.group.label if row.group else ""
     named = q.terms & c.terms
-    if not named:
+    phrases = _phrase_bonus(f"{group} {row.label}", q)
+    if not named and not phrases:
         return 0.0
     assert c.table is not None
-    score = _weight(named, weights)
+    score = _weight(named, weights) + phrases
     context = _table_context(c.passage, c.table) - c.terms
     score += CONTEXT_SHARE * _weight(q.terms & context, weights)
-    score -= UNASKED_LABEL_SHARE * _weight(terms(row.label) - q.terms, weights)
-    group = row.group.label if row.group else ""
-    score += _phrase_bonus(f"{group} {row.label}", q.phrases)
+    score -= UNASKED_LABEL_SHARE * _weight(terms(row.label) - q.said, weights)
     column = period_column(c.table.header, q.years)
     if column is None:
         if q.years and header_names_years(c.table.header):
@@ -334,13 +371,16 @@ def _chosen(ranked: list[_Candidate], passages: list[Passage]) -> list[_Candidat
 
 
 def _heading_note(passage: Passage) -> str:
-    """The section a passage without a page sits in, when its numbers are the passage's."""
-    heading = (passage.heading or "").strip()
-    if passage.page or not heading or len(heading) > 80:
+    """The section a passage sits in (", under “Uncertain Tax Positions”"), when it is a
+    short name whose numbers are the passage's own."""
+    heading = " ".join((passage.heading or "").split())
+    if not heading or len(heading) > 60 or heading.lower().startswith("table of contents"):
         return ""
-    if any(n not in passage.text for n in _DIGITS_RE.findall(heading)):
+    # The validator holds every number shown to a number the passages write whole.
+    written = {m.group() for m in _WHOLE_NUMBER_RE.finditer(passage.text)}
+    if any(n not in written for n in _DIGITS_RE.findall(heading)):
         return ""
-    return f", section “{heading}”"
+    return f", under “{heading}”"
 
 
 def compose_passages_answer(

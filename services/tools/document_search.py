@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +23,13 @@ from shared.embeddings import Embedder
 from shared.english import possessive
 from shared.filing_text import (
     MarkdownTable,
+    asked_wordings,
     asked_years,
     asks,
     header_names_years,
     parse_table,
     period_column,
+    plain,
     terms,
     words,
 )
@@ -43,6 +45,9 @@ RERANK_DEPTH = 20
 # What a table holding the figure asked for gains: a first place in one ranking (1 / (60 +
 # 1)), times the share of the question's words its row, heading and header hold.
 TABLE_BOOST = 1.0 / (RRF_K + 1)
+# What a passage holding a filing's wording of the answer to a common ask gains ("…there
+# were 23,301 shareholders of record" for "how many holders of record").
+WORDING_BOOST = 1.0 / (RRF_K + 1)
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 # Words that only say "find me something" carry no topic; the rest are OR-ed, so a passage
@@ -205,15 +210,37 @@ _FILING_WORDS_RE = re.compile(
 )
 
 
-def keyword_query(text: str) -> str:
+def keyword_query(text: str, filtered: Collection[str] = ()) -> str:
     """The query's topic words OR-ed for `to_tsquery` ("supply | chain | risk"), with the
     words filings use for what it names; only [a-z0-9] words, so nothing in the text can
-    reach the tsquery syntax."""
+    reach the tsquery syntax. Words the filters already hold every passage to (`filtered`:
+    the company's name, the fiscal year) are left out: every page footer of the filing says
+    them, so they would rank footers, not answers."""
     extra = " ".join(_FILING_WORDS[m.group(1).lower()] for m in _FILING_WORDS_RE.finditer(text))
+    # And the words of the sentence that answers a common ask ("holders of record" is
+    # answered by "…shareholders of record"; a critical audit matter by its "Description
+    # of the Matter").
+    extra += " " + " ".join(say for w in asked_wordings(text) for say in w.answers)
     # "FY2016" is written "2016" (or "fiscal 2016") in filings.
     text = _FISCAL_YEAR_RE.sub(r"\1", f"{text} {extra}".lower())
-    words = [w for w in _WORD_RE.findall(text) if w not in _QUERY_NOISE and len(w) > 1]
+    noise = _QUERY_NOISE | set(filtered)
+    words = [w for w in _WORD_RE.findall(text) if w not in noise and len(w) > 1]
     return " | ".join(dict.fromkeys(words))
+
+
+COMPANY_NAMES_SQL = "SELECT DISTINCT company FROM documents WHERE symbol = ANY($1::text[])"
+
+
+async def _filtered_words(conn: Any, args: SearchDocumentsArgs) -> set[str]:
+    """The words of what the filters hold fixed: the fiscal year, the companies' names."""
+    held: set[str] = set()
+    if args.fiscal_year is not None:
+        held |= {str(args.fiscal_year), "fiscal"}
+    if args.symbols:
+        names = await conn.fetch(COMPANY_NAMES_SQL, args.symbols)
+        held |= {s.lower() for s in args.symbols}
+        held |= {w for row in names for w in _WORD_RE.findall((row["company"] or "").lower())}
+    return held - {"inc", "corp", "co", "the"}
 
 
 def catalog_words(phrase: str) -> list[str]:
@@ -305,15 +332,19 @@ def table_match(ask: FigureAsk, text: str, heading: str | None) -> float:
 
 
 def rerank_tables(query: str, rows: list[Any], limit: int) -> list[tuple[float, Any]]:
-    """The fused ranking with the tables that hold the figure asked lifted, best first; the
-    fused order is kept for everything else."""
+    """The fused ranking with the tables that hold the figure asked, and the passages that
+    word the answer to a common ask as filings do, lifted; best first, the fused order kept
+    for everything else."""
     company_words = {w for row in rows for w in words(row["company"] or "")}
     ask = figure_ask(query, company_words - {"inc", "corp"})
+    answers = [say for wording in asked_wordings(query) for say in wording.answers]
     scored = []
     for row in rows:
         boost = 0.0
         if ask is not None and row["is_table"]:
             boost = TABLE_BOOST * table_match(ask, row["text"], row["heading"])
+        if answers and any(say in plain(row["text"]) for say in answers):
+            boost += WORDING_BOOST
         scored.append((float(row["score"]) + boost, row))
     scored.sort(key=lambda pair: -pair[0])  # stable: ties keep the fused order
     return scored[:limit]
@@ -441,7 +472,7 @@ class DocumentSearch:
             rows = await conn.fetch(
                 SEARCH_SQL.format(where=filters.where),
                 vector,
-                keyword_query(args.query),
+                keyword_query(args.query, await _filtered_words(conn, args)),
                 CANDIDATES,
                 max(args.limit, RERANK_DEPTH),
                 RRF_K,
