@@ -497,15 +497,15 @@ class MetricResolver:
         percentage of revenue", "what share of revenue went to R&D", "ratio of capex to
         revenue". Any two metrics a catalog formula divides qualify, so a new ratio in the
         catalog is understood in all these wordings at once."""
-        key = _RATIO_TAIL.sub("", _RATIO_LEAD.sub("", normalize_phrase(phrase)))
-        words = key.split()
-        sides: dict[str, str | None] = {}  # each side's words are resolved once
+        words = _RATIO_TAIL.sub("", _RATIO_LEAD.sub("", normalize_phrase(phrase))).split()
+        sides: dict[tuple[str, ...], str | None] = {}  # each side's words resolved once
 
-        def side(start: int, end: int) -> str | None:
-            text = " ".join(words[start:end])
-            if text not in sides:
-                sides[text] = self._part(text)
-            return sides[text]
+        def side(side_words: Sequence[str]) -> str | None:
+            key = tuple(side_words)
+            if key not in sides:
+                text = " ".join(key)
+                sides[key] = "shares_outstanding" if text in _SHARE_WORDS else self._part(text)
+            return sides[key]
 
         def over(numerator: str | None, denominator: str | None) -> Resolution | None:
             if numerator is None or denominator is None:
@@ -514,19 +514,16 @@ class MetricResolver:
             return Resolution(phrase, metric, 0.9, "composed") if metric else None
 
         # <part> Y <went to> X
-        first = 2 if words[:2] == ["how", "much"] else 1 if words[:1] else 0
-        if first and (first == 2 or words[0] in RATIO_PART_WORDS):
-            for join_start, join_end in _joins(words, first + 1, _RATIO_PART_JOIN):
-                found = over(side(join_end, len(words)), side(first, join_start))
+        asked = 2 if words[:2] == ["how", "much"] else 1 if words[:1] else 0
+        if asked == 2 or (asked == 1 and words[0] in RATIO_PART_WORDS):
+            for start, end in _joins(words, asked + 1, _RATIO_PART_JOIN):
+                found = over(side(words[end:]), side(words[asked:start]))
                 if found is not None:
                     return found
-        # X <join> Y
-        for join_start, join_end in _joins(words, 1, _RATIO_JOIN):
-            right = " ".join(words[join_end:])
-            denominator = (
-                "shares_outstanding" if right in _SHARE_WORDS else side(join_end, len(words))
-            )
-            found = over(side(0, join_start), denominator)
+        # X <join> Y ("how much debt relative to equity": "how much" only asks for it)
+        sided = words[2:] if asked == 2 else words
+        for start, end in _joins(sided, 1, _RATIO_JOIN):
+            found = over(side(sided[:start]), side(sided[end:]))
             if found is not None:
                 return found
         return None

@@ -251,6 +251,7 @@ def test_a_slip_in_a_filings_cash_flow_wording_still_resolves_by_fuzzy_match(
         ("income taxes as a percentage of pretax income", "effective_tax_rate"),
         ("ratio of current assets to current liabilities", "current_ratio"),
         ("revenue divided by shares outstanding", "revenue_per_share"),
+        ("how much debt relative to equity", "debt_to_equity"),
     ],
 )
 def test_a_ratio_asked_in_words_resolves_to_the_catalog_metric_of_that_formula(
