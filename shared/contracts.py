@@ -295,6 +295,15 @@ class LlmUsage(Contract):
     calls: int = 0
 
 
+class RatioAsked(Contract):
+    """One figure as a share of another, asked in words, that the catalog does not hold as a
+    metric of its own: the answerer divides the two fetched figures."""
+
+    numerator: str  # catalog ids
+    denominator: str
+    text: str  # the ratio words as written: "what percentage of"
+
+
 RouteSlot = Literal["companies", "metrics", "periods", "forms", "window"]
 
 
@@ -318,6 +327,7 @@ class Understood(Contract):
     inherited: list[RouteSlot] = Field(default_factory=list)
     comparison: bool = False
     growth: bool = False
+    ratio: RatioAsked | None = None
     category: str | None = None  # a "which metrics…" question's catalog category
     term: str | None = None  # the term a definition question asks about
     pending_intent: Intent | None = None  # what a clarifying question is about

@@ -1,16 +1,19 @@
-"""Periods finq does not store, computed from the quarters it fetched with the arithmetic
-shown: a nine-month total and a quarter's change on the same quarter a year earlier. The
-validator accepts them because every term is a fetched figure."""
+"""Figures finq does not store, computed from the figures it fetched with the arithmetic
+shown: a nine-month total, a quarter's change on the same quarter a year earlier, a ratio
+asked in words. The validator accepts them because every term is a fetched figure."""
 
 from __future__ import annotations
 
 from datetime import date
 
 from services.answerer.drafting import draft_answer
+from services.router.routing import route_question
+from services.router.rules import CompanyDirectory, CompanyEntry
 from services.validator.finalizing import validate_draft
 from shared.contracts import (
     Fact,
     PeriodSelection,
+    RatioAsked,
     RouteDecided,
     Source,
     ToolCall,
@@ -77,3 +80,51 @@ def test_a_quarter_is_compared_with_the_same_quarter_a_year_earlier() -> None:
     assert "changed by 4.9%: ($85.8 billion / $81.8 billion - 1) × 100." in draft.answer
     validated = validate_draft(draft)
     assert validated.validation.passed, validated.validation.issues
+
+
+def test_a_ratio_the_catalog_lacks_is_computed_from_its_two_figures() -> None:
+    cost = make_fact(214_137e6, metric="cost_of_revenue")
+    revenue = make_fact(383_285e6)
+    route = RouteDecided(
+        question="What percentage of Apple's revenue was cost of sales in fiscal 2023?",
+        intent="metric_lookup",
+        tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+        understood=understanding(
+            {"AAPL": "Apple"},
+            ["revenue", "cost_of_revenue"],
+            periods={"fiscal_years": [2023]},
+            ratio=RatioAsked(
+                numerator="cost_of_revenue", denominator="revenue", text="what percentage of"
+            ),
+        ),
+    )
+    result = ToolResult(
+        tool="get_financial_metrics",
+        arguments={},
+        facts=[cost, revenue],
+        sources=[Source(source_id=f.source_id, label="Apple 10-K") for f in (cost, revenue)],
+    )
+    draft = draft_answer(ToolsCompleted(route=route, results=[result]))
+    assert (
+        "In fiscal 2023, Apple's cost of revenue was 55.9% of its revenue: "
+        "$214.1 billion / $383.3 billion × 100."
+    ) in draft.answer
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues
+
+
+def test_the_router_reads_which_figure_is_the_whole() -> None:
+    directory = CompanyDirectory((CompanyEntry("AAPL", "Apple", ("apple",), 2025),))
+    route = route_question(
+        "What percentage of Apple's revenue was cost of sales in fiscal 2023?", directory
+    )
+    assert route.understood.ratio == RatioAsked(
+        numerator="cost_of_revenue", denominator="revenue", text="What percentage of"
+    )
+    assert route.understood.covered
+    # A ratio the catalog holds is asked for by its name.
+    held = route_question(
+        "How much of each dollar of Apple's 2023 revenue ended up as net income?", directory
+    )
+    assert held.understood.ratio is None
+    assert held.tool_calls[0].arguments["metrics"] == ["net_margin"]

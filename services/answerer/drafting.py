@@ -25,6 +25,7 @@ from services.answerer.intent_answers import (
 from services.answerer.metric_list import compose_metric_list
 from services.answerer.passages import compose_passages_answer, search_scope
 from services.answerer.period_arithmetic import same_quarter_growth, year_to_date
+from services.answerer.ratios import ratio_figures
 from shared.contracts import (
     AnswerDrafted,
     Citation,
@@ -153,12 +154,14 @@ def draft_figures(route: RouteDecided, fetched: Fetched) -> Drafted:
 
 
 def period_sentences(route: RouteDecided, fetched: Fetched) -> list[str]:
-    """Year-to-date totals and same-quarter growth the question asked for, computed from the
-    fetched quarters; their derived facts join the answer's facts for the validator."""
+    """Year-to-date totals, same-quarter growth and ratios in words the question asked for,
+    computed from the fetched figures; their derived facts join the answer's facts for the
+    validator."""
     totals, total_sentences = year_to_date(fetched.facts, route.understood)
     growths, growth_sentences = same_quarter_growth(fetched.facts, route.understood)
-    fetched.facts.extend([*totals, *growths])
-    return [*total_sentences, *growth_sentences]
+    ratios, ratio_sentences = ratio_figures(fetched.facts, route.understood)
+    fetched.facts.extend([*totals, *growths, *ratios])
+    return [*total_sentences, *growth_sentences, *ratio_sentences]
 
 
 def draft_clarification(route: RouteDecided, fetched: Fetched) -> Drafted:

@@ -23,6 +23,7 @@ from services.router.periods import (
     find_last_n,
     find_periods,
 )
+from services.router.ratios import ratio_asked
 from shared.contracts import (
     CompanyRef,
     ConversationTurn,
@@ -31,13 +32,14 @@ from shared.contracts import (
     MetricScope,
     PeriodSelection,
     PriceWindow,
+    RatioAsked,
     RouteSlot,
     TextSpan,
     Understood,
 )
 from shared.intents import INTENTS
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
-from shared.metric_resolver import MetricResolver, normalize_phrase
+from shared.metric_resolver import FORMULA_INDEX, MetricResolver, normalize_phrase
 
 # Tickers that are also everyday words are only taken when written in capitals or as $TICKER.
 TICKER_STOP_WORDS = frozenset(
@@ -368,6 +370,7 @@ class Understanding:
     previous_intent: str | None = None  # the kind of question a follow-up continues
     scores: dict[str, float] = field(default_factory=dict)
     spoken_metric: bool = False  # read from a verb ("how much did Tesla make")
+    ratio: RatioAsked | None = None  # one figure as a share of another, computed
 
     @property
     def ranked(self) -> list[tuple[str, float]]:
@@ -426,6 +429,13 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
             ]
             matches = MetricMatches([metric], [], unresolved)
             spoken_metric = True
+    ratio, ratio_spans = ratio_asked(corrected, matches.metrics, finder.resolver.phrases)
+    read.extend(ratio_spans)
+    if ratio is not None and (held := FORMULA_INDEX.get(("/", ratio.numerator, ratio.denominator))):
+        # The catalog holds that ratio after all ("each dollar of revenue … net income" is
+        # the net margin): ask for it by name.
+        matches = MetricMatches([held], matches.resolutions, matches.unresolved)
+        ratio = None
     metrics = growth_metrics(question, matches.metrics, periods.fiscal_years)
     if _CAGR_WORDS.search(question) and periods.last and periods.period in (None, "annual"):
         # "CAGR over the last five years" is one figure: the latest five-year CAGR.
@@ -453,6 +463,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         scopes=scopes,
         not_understood=not_understood,
         spoken_metric=spoken_metric,
+        ratio=ratio,
     )
 
 
@@ -702,5 +713,6 @@ def understood_of(understanding: Understanding, directory: CompanyDirectory) -> 
         named_metrics=list(understanding.named_metrics),
         inherited=list(understanding.inherited),
         growth=understanding.growth,
+        ratio=understanding.ratio,
         scores={k: round(v, 2) for k, v in understanding.ranked[:3] if v > 0},
     )

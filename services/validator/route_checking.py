@@ -80,14 +80,20 @@ def route_issues(draft: AnswerDrafted) -> list[ValidationIssue]:
                     severity="high",
                 )
             )
+    def asked_period(fact: Fact) -> bool:
+        return (not years or fact.fiscal_year in years) and (
+            not quarters or fact.fiscal_quarter is None or fact.fiscal_quarter in quarters
+        )
+
+    # A period beside the one asked is context (a model comparing with the year before, a
+    # plan refetched for it); a figure only of other periods answers another question.
+    answered = {(f.symbol, f.metric) for f in draft.facts if asked_period(f)}
     for fact in draft.facts:
         if symbols and fact.symbol not in symbols:
             issue("company", fact, f"{_describe(fact)}: the question is not about {fact.company}")
         elif metrics and fact.metric not in metrics:
             issue("metric", fact, f"{_describe(fact)}: the question asks for another figure")
-        elif years and fact.fiscal_year not in years:
-            asked = ", ".join(str(year) for year in sorted(years))
-            issue("period", fact, f"{_describe(fact)}: the question asks for fiscal {asked}")
-        elif quarters and fact.fiscal_quarter is not None and fact.fiscal_quarter not in quarters:
-            issue("period", fact, f"{_describe(fact)}: the question asks for other quarters")
+        elif (fact.symbol, fact.metric) not in answered:
+            wanted = ", ".join(str(year) for year in sorted(years)) or "other periods"
+            issue("period", fact, f"{_describe(fact)}: the question asks for fiscal {wanted}")
     return issues
