@@ -283,7 +283,7 @@ async def test_apples_headcount_is_quoted_with_its_page(
     )
 
     first = text.splitlines()[0]
-    assert first.startswith("[1] Apple's 10-K for FY2024, page 6:")
+    assert first.startswith("[1] Apple Inc.'s 10-K for FY2024, page 6, under “Human Capital”:")
     assert "As of September 28, 2024, the Company had approximately 164,000 full-time" in first
     assert pages[0] == 6
 

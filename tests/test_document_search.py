@@ -314,3 +314,12 @@ async def test_a_document_without_a_fiscal_year_is_filtered_by_the_years_its_pas
     found = await search.search(pool, SearchDocumentsArgs(query="stores", fiscal_year=2021))
 
     assert [p.text for p in found.passages] == ["In fiscal 2021 the company opened new stores."]
+
+
+def test_the_keyword_query_adds_the_filings_wording_and_leaves_out_what_filters_hold() -> None:
+    query = "How many holders of record did Apple have in fiscal 2024?"
+
+    assert keyword_query(query, filtered={"apple", "2024", "fiscal"}) == (
+        "many | holders | record | have | shareholders | stockholders"
+    )
+    assert "apple" in keyword_query(query)  # without filters the name still ranks

@@ -374,7 +374,8 @@ def _heading_note(passage: Passage) -> str:
     """The section a passage sits in (", under “Uncertain Tax Positions”"), when it is a
     short name whose numbers are the passage's own."""
     heading = " ".join((passage.heading or "").split())
-    if not heading or len(heading) > 60 or heading.lower().startswith("table of contents"):
+    # A page footer ("Apple Inc. | 2024 Form 10-K | 7") or contents line names no section.
+    if not heading or len(heading) > 60 or "|" in heading or "contents" in heading.lower():
         return ""
     # The validator holds every number shown to a number the passages write whole.
     written = {m.group() for m in _WHOLE_NUMBER_RE.finditer(passage.text)}

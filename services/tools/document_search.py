@@ -41,7 +41,7 @@ RRF_K = 60
 # Index candidates HNSW visits per query; iterative scan extends it under filters.
 EF_SEARCH = 100
 # The fused ranking's best rows that table-aware reranking may reorder.
-RERANK_DEPTH = 20
+RERANK_DEPTH = 50
 # What a table holding the figure asked for gains: a first place in one ranking (1 / (60 +
 # 1)), times the share of the question's words its row, heading and header hold.
 TABLE_BOOST = 1.0 / (RRF_K + 1)
