@@ -299,3 +299,20 @@ async def test_apples_greater_china_net_sales_come_from_the_segment_table(
     assert "from the filing's table: " in first
     assert first.endswith("2024: $66,952") or first.endswith("2024: 66,952")
     assert "66,952" in text.splitlines()[1:][-1]  # the row itself, under its header
+
+
+def test_two_quotes_from_one_passage_share_its_citation_line() -> None:
+    text = (
+        "Northwind had approximately 41,500 employees at the end of fiscal 2031.\n\n"
+        "Store teams host workshops for schools and small businesses every month.\n\n"
+        "Of its employees, approximately 9,800 worked in Northwind's retail stores."
+    )
+
+    answer_text, cited = answer("How many employees did Northwind have?", [passage(0, text, 8)])
+
+    assert cited == ["doc:northwind:0"]
+    assert answer_text == (
+        "[1] Northwind's 10-K for FY2031, page 8: \"Northwind had approximately 41,500 "
+        'employees at the end of fiscal 2031." … "Of its employees, approximately 9,800 '
+        "worked in Northwind's retail stores.\""
+    )

@@ -276,13 +276,20 @@ def _ranked(question: str, passages: list[Passage]) -> list[_Candidate]:
     return sorted(candidates, key=lambda c: -c.score)
 
 
-def _prose_quote(candidate: _Candidate) -> str:
-    quote = candidate.text
+def _quoted_sentences(candidate: _Candidate) -> list[str]:
+    """The sentence and those after it in its paragraph, while they fit."""
+    quoted = [candidate.text]
+    length = len(candidate.text)
     for sentence in candidate.following:
-        if len(quote) + len(sentence) + 1 > MAX_QUOTE_CHARS:
+        length += len(sentence) + 1
+        if length > MAX_QUOTE_CHARS:
             break
-        quote = f"{quote} {sentence}"
-    return _shortened(quote, MAX_SENTENCE_CHARS)
+        quoted.append(sentence)
+    return quoted
+
+
+def _prose_quote(candidate: _Candidate) -> str:
+    return _shortened(" ".join(_quoted_sentences(candidate)), MAX_SENTENCE_CHARS)
 
 
 def _shortened(text: str, limit: int) -> str:
@@ -353,19 +360,22 @@ def _chosen(ranked: list[_Candidate], passages: list[Passage]) -> list[_Candidat
         return first[:1]
     best = ranked[0].score
     chosen: list[_Candidate] = []
-    seen: set[str] = set()
+    quoted: set[str] = set()  # sentences already shown, in a quote of their own or another's
     tables: set[tuple[int, int]] = set()
     for candidate in ranked:
         if len(chosen) == MAX_QUOTES or candidate.score < RUNNER_UP_SHARE * best:
             break
-        if candidate.text in seen:
-            continue
         if candidate.table is not None:
             table_key = (candidate.passage_index, id(candidate.table))
             if table_key in tables:
                 continue
             tables.add(table_key)
-        seen.add(candidate.text)
+            sentences = [candidate.text]
+        else:
+            sentences = _quoted_sentences(candidate)
+        if quoted & set(sentences):
+            continue
+        quoted.update(sentences)
         chosen.append(candidate)
     return chosen
 
@@ -428,11 +438,15 @@ def compose_passages_answer(
     for passage, quote in chosen_passages:
         number = cite(passage)
         lines.append(f"[{number}] {citations[number - 1].label}: {quote}")
+    prose_lines: dict[str, int] = {}  # a passage's line of quotes, by its source id
     for candidate in chosen:
         passage = candidate.passage
         number = cite(passage)
         label = citations[number - 1].label + _heading_note(passage)
-        if candidate.row is not None and candidate.row.numeric:
+        if candidate.table is None and passage.source_id in prose_lines:
+            # A second sentence of the same passage joins its line: one citation, one label.
+            lines[prose_lines[passage.source_id]] += f' … "{_prose_quote(candidate)}"'
+        elif candidate.row is not None and candidate.row.numeric:
             table = "\n".join(_table_lines(candidate))
             lines.append(
                 f"[{number}] {label}, from the filing's table: {_row_reading(candidate)}\n{table}"
@@ -441,5 +455,6 @@ def compose_passages_answer(
             table = "\n".join(_table_lines(candidate))
             lines.append(f"[{number}] {label}, from the filing's table:\n{table}")
         else:
+            prose_lines[passage.source_id] = len(lines)
             lines.append(f'[{number}] {label}: "{_prose_quote(candidate)}"')
     return "\n".join(lines), citations
