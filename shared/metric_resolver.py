@@ -154,7 +154,8 @@ _CASH_FLOW_PHRASE = re.compile(
     r"(?P<subject> (?:did|does|do|has|have|had)(?: [a-z0-9]+){0,2}?"
     rf"(?= (?:{_CASH_FLOW_VERBS}) ))?"
     rf"(?P<verbs>(?: (?:{_CASH_FLOW_VERBS}|was|were|is|are|been|from|by|in|on))*)"
-    r" (?:(?:continuing|core|ongoing) )?(?P<kind>operating|operation|ops|investing|financing)"
+    r" (?:(?:continuing|core|ongoing|business|core business) )?"
+    r"(?P<kind>operating|operation|ops|investing|financing)"
     r"(?: activ[a-z]*)?(?![a-z0-9])"
 )
 _CASH_FLOW_KINDS = {"operation": "operating", "ops": "operating"}
