@@ -185,7 +185,9 @@ def normalize_phrase(text: str, *, grammar: bool = True) -> str:
             if part not in _STOP_WORDS:
                 kept.append(_singular(part))
     normalized = " ".join(kept or words)
-    return _CASH_FLOW_PHRASE.sub(_cash_flow_name, normalized) if grammar else normalized
+    if not grammar or "cash" not in normalized:  # most phrases: no pattern to run
+        return normalized
+    return _CASH_FLOW_PHRASE.sub(_cash_flow_name, normalized)
 
 
 # --- composition: "X divided by Y", "X minus Y", "growth in X" read through formulas ------
