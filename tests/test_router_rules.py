@@ -14,6 +14,7 @@ from services.router.rules import (
     find_metrics,
 )
 from shared.intents import ALLOWED_TOOLS
+from shared.metric_resolver import normalize_phrase
 from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
 
 DIRECTORY = CompanyDirectory(
@@ -237,7 +238,10 @@ def test_misspelt_metrics_are_read_by_fuzzy_match_and_the_reading_is_kept(
     route = route_question(question, DIRECTORY)
     assert plan(question)["metrics"] == metrics
     resolutions = [m for m in route.understood.metrics if m.by_fallback]
-    assert [(r.text, r.id, r.method) for r in resolutions] == [(*reading, "fuzzy")]
+    # The reading keeps the user's own words ("opearting margins").
+    assert [(normalize_phrase(r.text or ""), r.id, r.method) for r in resolutions] == [
+        (*reading, "fuzzy")
+    ]
     assert route.understood.named_metrics == [m for m in metrics if m != reading[1]]
 
 

@@ -676,9 +676,11 @@ def understood_of(understanding: Understanding, directory: CompanyDirectory) -> 
         if "metrics" in understanding.inherited:
             ref = MetricRef(id=metric_id, method="conversation")
         elif resolution is not None:
+            # As the user wrote it where it can be found: the resolver's phrase is normalized.
+            written = locate(resolution.phrase, understanding.question)
             ref = MetricRef(
                 id=metric_id,
-                text=resolution.phrase,
+                text=written.text if written.end else resolution.phrase,
                 method=resolution.method,
                 confidence=min(1.0, max(0.0, resolution.confidence)),
             )
