@@ -121,6 +121,24 @@ async def _retire_overlapping_streams(js: JetStreamContext, config: StreamConfig
             await js.delete_stream(name)
 
 
+async def stages_not_consuming(js: JetStreamContext) -> list[str]:
+    """The consuming stages with no replica asking for work: no durable consumer yet, or no
+    pull request waiting and nothing in flight. A replica builds its handler (loads its
+    models) before it pulls, so a stage that pulls is ready to answer."""
+    idle: list[str] = []
+    for stage in subjects.STAGE_INPUT:
+        try:
+            info = await js.consumer_info(
+                subjects.input_stream(stage), subjects.durable_name(stage), timeout=2.0
+            )
+        except (NotFoundError, TimeoutError, nats.errors.Error):
+            idle.append(stage.value)
+            continue
+        if not (info.num_waiting or info.num_ack_pending):
+            idle.append(stage.value)
+    return idle
+
+
 def encode(envelope: Envelope[Any]) -> bytes:
     return envelope.model_dump_json().encode()
 

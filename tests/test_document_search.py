@@ -231,7 +231,7 @@ async def test_a_quoted_answer_passes_validation_and_cites_pages(
         text, [], citations, result.sources, [p.text for p in result.passages]
     )
 
-    assert text.startswith("[1] Apple's 10-K for FY2022, pages 1–2:")
+    assert text.startswith("[1] Apple's 10-K for FY2022, pages 1–2")
     assert "164,000" in text
     assert citations[0].page == 1
     assert validation.passed, validation.issues

@@ -103,7 +103,9 @@ async def test_hostile_or_unrelated_input_calls_no_tool_outside_its_whitelist_an
     finally:
         await conn.close()
     assert before == after and companies > 0
-    assert set(tools(body)) <= {"get_financial_metrics"}
+    # Read-only tools with bound arguments: a question with words nothing read (the SQL) is
+    # searched in the filings rather than answered with the figure it starts with.
+    assert set(tools(body)) <= {"get_financial_metrics", "search_documents"}
     if body["route"]["intent"] == "out_of_scope":
         assert body["answer"].startswith("That is outside what finq answers.")
     assert body["validation"]["passed"], body["validation"]

@@ -56,11 +56,14 @@ async def test_metric_phrasings_are_resolved_answered_and_validated(
     assert body["validation"]["passed"], body["validation"]
 
 
-async def test_unknown_metric_suggests_closest_names(client: httpx.AsyncClient) -> None:
+async def test_a_figure_the_catalog_does_not_name_is_searched_in_the_filings(
+    client: httpx.AsyncClient,
+) -> None:
     body = await ask(client, "What was Apple's ceo salary in 2023?")
-    assert body["needs_clarification"]
-    assert "I don't know a metric called 'ceo salary'" in body["clarifying_question"]
-    assert "the closest I hold are" in body["clarifying_question"]
+    assert body["route"]["intent"] == "document_search"
+    assert body["answer"].startswith("finq holds no figure called 'ceo salary' for Apple")
+    assert body["facts"] == []
+    assert body["validation"]["passed"], body["validation"]
 
 
 async def test_a_fallback_reading_confirmed_in_its_conversation_becomes_a_learned_alias(

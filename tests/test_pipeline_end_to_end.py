@@ -131,6 +131,8 @@ async def test_health_readiness_and_docs_are_served(client: httpx.AsyncClient) -
     assert (await client.get("/healthz")).json() == {"status": "ok"}
     ready = await client.get("/readyz")
     assert ready.status_code == 200 and ready.json()["postgres"] == "ok"
+    # Ready means every stage has a replica pulling work, not only that the gateway is up.
+    assert ready.json()["stages"] == "consuming"
     assert "/v1/ask" in (await client.get("/openapi.json")).json()["paths"]
 
 

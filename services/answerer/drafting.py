@@ -120,9 +120,6 @@ def draft_from_documents(route: RouteDecided, fetched: Fetched) -> Drafted:
     )
     if not fetched.passages and understood.uncovered_figure:
         text = f"{compose_uncovered(understood)} {text}"
-    elif not fetched.passages and understood.not_understood:
-        topic = max(understood.not_understood, key=lambda span: len(span.text)).text
-        text = f"finq found nothing about {topic!r} in what it has loaded. {text}"
     return text, citations
 
 

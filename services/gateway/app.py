@@ -307,9 +307,16 @@ def register_routes(app: FastAPI) -> None:
             await asyncio.wait_for(deps.pool.fetchval("SELECT 1"), timeout=2.0)
         except Exception as error:
             problems.append(f"PostgreSQL is not reachable: {error!r}")
+        if not problems:
+            idle = await bus.stages_not_consuming(deps.nc.jetstream())
+            if idle:
+                # A stage still loading its models would let the first questions time out.
+                problems.append(f"stages not consuming yet: {', '.join(idle)}")
         if problems:
             return error_response(503, "not_ready", "; ".join(problems))
-        return JSONResponse({"status": "ready", "nats": "ok", "postgres": "ok"})
+        return JSONResponse(
+            {"status": "ready", "nats": "ok", "postgres": "ok", "stages": "consuming"}
+        )
 
 
 async def republish_unanswered(pool: asyncpg.Pool, publisher: bus.Publisher, turns: int = 0) -> int:

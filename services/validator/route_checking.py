@@ -80,6 +80,7 @@ def route_issues(draft: AnswerDrafted) -> list[ValidationIssue]:
                     severity="high",
                 )
             )
+
     def asked_period(fact: Fact) -> bool:
         return (not years or fact.fiscal_year in years) and (
             not quarters or fact.fiscal_quarter is None or fact.fiscal_quarter in quarters
