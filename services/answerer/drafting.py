@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from services.answerer.comparisons import compose_comparisons
+from services.answerer.computed_figures import ratio_figures, same_quarter_growth, year_to_date
 from services.answerer.extras import chart_spec, suggestions
 from services.answerer.formatting import (
     compose_filings_answer,
@@ -24,8 +25,6 @@ from services.answerer.intent_answers import (
 )
 from services.answerer.metric_list import compose_metric_list
 from services.answerer.passages import compose_passages_answer, search_scope
-from services.answerer.period_arithmetic import same_quarter_growth, year_to_date
-from services.answerer.ratios import ratio_figures
 from shared.contracts import (
     AnswerDrafted,
     Citation,

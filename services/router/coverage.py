@@ -9,6 +9,7 @@ in a question, and words nothing read, each placed back on the question as a spa
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -111,14 +112,19 @@ def meaningful(phrase: str) -> bool:
     return any(not _is_filler(word) for word in _WORD.findall(phrase))
 
 
+@functools.lru_cache(maxsize=4096)
+def _word_start(word: str) -> re.Pattern[str]:
+    # The finder normalizes ("wombats" → "wombat"): a word may go on past its stem.
+    return re.compile(rf"(?<![\w]){re.escape(word)}[\w']*", re.IGNORECASE)
+
+
 def locate(phrase: str, question: str, taken: Sequence[tuple[int, int]] = ()) -> TextSpan:
     """Where a (normalized) phrase stands in the question: from its first word to its last,
     each found in order at a word's start outside spans already read; the phrase itself,
     placed nowhere, when a word cannot be found."""
     position, first, last = 0, -1, -1
     for word in phrase.split():
-        # The finder normalizes ("wombats" → "wombat"): a word may go on past its stem.
-        pattern = re.compile(rf"(?<![\w]){re.escape(word)}[\w']*", re.IGNORECASE)
+        pattern = _word_start(word)
         for match in pattern.finditer(question, position):
             if not any(start <= match.start() < end for start, end in taken):
                 first = match.start() if first < 0 else first

@@ -1,10 +1,11 @@
-"""Figures of periods finq does not store but the question asks for, computed in code from
-the quarters it fetched, with the arithmetic shown: a year-to-date total ("the nine months
-ended June 29, 2024" is Q1 + Q2 + Q3) and a quarter's growth against the same quarter a
-year earlier.
+"""Figures finq does not store but the question asks for, computed in code from the
+figures it fetched, with the arithmetic shown: a year-to-date total ("the nine months
+ended June 29, 2024" is Q1 + Q2 + Q3), a quarter's growth against the same quarter a year
+earlier, and a ratio asked in words that the catalog does not hold ("what percentage of
+Apple's revenue was cost of sales").
 
-Each is a derived fact whose inputs are the fetched quarters, so the validator checks the
-total, its terms and the growth like any other figure.
+Each is a derived fact whose inputs are the fetched figures, so the validator checks the
+result and its terms like any other figure.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def _input(term: str, fact: Fact) -> FormulaInput:
         value=fact.value,
         unit=fact.unit,
         period=fact.period,
-        period_type="quarterly",
+        period_type="quarterly" if fact.period_type == "quarterly" else "annual",
         fiscal_year=fact.fiscal_year,
         fiscal_quarter=fact.fiscal_quarter,
     )
@@ -130,3 +131,53 @@ def same_quarter_growth(facts: list[Fact], understood: Understood) -> tuple[list
                 f"{format_value(before.value, before.unit)} - 1) × 100."
             )
     return growths, sentences
+
+
+def ratio_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+    """One ratio per company and period that both figures were fetched for."""
+    ratio = understood.ratio
+    if ratio is None:
+        return [], []
+    by_key = {(f.symbol, f.metric, f.period): f for f in facts if not f.formula}
+    ratios: list[Fact] = []
+    sentences: list[str] = []
+    for (symbol, metric, period), part in by_key.items():
+        if metric != ratio.numerator:
+            continue
+        whole = by_key.get((symbol, ratio.denominator, period))
+        if whole is None or whole.value == 0:
+            continue
+        value = part.value / whole.value * 100
+        part_label, whole_label = mid_sentence(part.metric_label), mid_sentence(whole.metric_label)
+        label = f"{part_label} as a share of {whole_label}"
+        ratios.append(
+            Fact(
+                symbol=symbol,
+                company=part.company,
+                metric=part.metric,
+                metric_label=label,
+                period=period,
+                period_type=part.period_type,
+                fiscal_year=part.fiscal_year,
+                fiscal_quarter=part.fiscal_quarter,
+                period_start=part.period_start,
+                period_end=part.period_end,
+                value=value,
+                unit="%",
+                source_id=f"derived:{symbol}:{part.metric}/{whole.metric}:{period}",
+                formula="part / whole * 100",
+                inputs=[_input("part", part), _input("whole", whole)],
+            )
+        )
+        when = (
+            f"Q{part.fiscal_quarter} of fiscal {part.fiscal_year}"
+            if part.period_type == "quarterly"
+            else f"fiscal {part.fiscal_year}"
+        )
+        sentences.append(
+            f"In {when}, {possessive(part.company)} {part_label} was "
+            f"{format_value(value, '%')} of its {whole_label}: "
+            f"{format_value(part.value, part.unit)} / {format_value(whole.value, whole.unit)} "
+            "× 100."
+        )
+    return ratios, sentences
