@@ -40,9 +40,9 @@ def test_every_intent_has_one_planner_and_one_drafter() -> None:
     [
         ("What were Apple's iPhone net sales in fiscal 2024?", "AAPL", "iPhone", "product"),
         ("Greater China revenue for Apple in 2024", "AAPL", "Greater China", "geography"),
-        ("NVIDIA data center revenue fiscal 2025", "NVDA", "data center", "segment"),
-        ("Google Cloud operating income in 2024", "GOOGL", "Cloud", "segment"),
-        ("Tesla automotive revenue 2023", "TSLA", "automotive", "segment"),
+        ("NVIDIA data center revenue fiscal 2025", "NVDA", "NVIDIA data center", "segment"),
+        ("Google Cloud operating income in 2024", "GOOGL", "Google Cloud", "segment"),
+        ("Tesla automotive revenue 2023", "TSLA", "Tesla automotive", "segment"),
     ],
 )
 def test_a_scoped_figure_goes_to_the_filings_not_to_the_company_total(

@@ -136,10 +136,14 @@ def locate(phrase: str, question: str, taken: Sequence[tuple[int, int]] = ()) ->
 
 
 def leftovers(
-    unresolved: Iterable[str], question: str, taken: Sequence[tuple[int, int]] = ()
+    unresolved: Iterable[str],
+    question: str,
+    taken: Sequence[tuple[int, int]] = (),
+    companies: Sequence[tuple[int, int]] = (),
 ) -> tuple[list[MetricScope], list[TextSpan]]:
     """A figure question's leftover phrases, as qualifiers of the figure and as spans
-    nothing read; filler is dropped."""
+    nothing read; filler is dropped. A qualifier written right after a company's name
+    keeps it ("Google Cloud", "Tesla Energy"): that is the segment's own name."""
     scopes: list[MetricScope] = []
     unread: list[TextSpan] = []
     for phrase in unresolved:
@@ -152,6 +156,9 @@ def leftovers(
             continue
         scope = scope_of(span.text)
         if scope is not None:
+            named = next((s for s, e in companies if question[e : span.start] == " "), None)
+            if named is not None and question[named : span.start].strip().isalpha():
+                scope = scope.model_copy(update={"text": question[named : span.end]})
             scopes.append(scope)
         elif meaningful(span.text):
             unread.append(span)

@@ -59,6 +59,14 @@ class Planning:
 
 Planner = Callable[[Intent, Planning], RouteDecided]
 
+# Asking what a filing says about a topic, rather than for a fact.
+_NARRATIVE = re.compile(
+    r"\b(?:say|said|says|describe[ds]?|discuss(?:es|ed)?|mention(?:s|ed)?|disclose[ds]?"
+    r"|summari[sz]e|summary|talk(?:s|ed)?|explain(?:s|ed)?|outline[ds]?|list(?:s|ed)?"
+    r"|risks?|outlook|strategy)\b",
+    re.IGNORECASE,
+)
+
 
 def plan_intent(
     intent: str, understanding: Understanding, directory: CompanyDirectory, finder: MetricFinder
@@ -75,18 +83,18 @@ def plan_intent(
         intent = understanding.previous_intent
     if intent == "clarify" and metrics:
         intent = "metric_lookup"
-    if (
-        intent in METRIC_INTENTS | {"clarify"}
+    uncovered = bool(
+        intent in METRIC_INTENTS | {"clarify", "document_search"}
         and understanding.symbols
         and not metrics
+        and not _NARRATIVE.search(understanding.question)
         and any(meaningful(phrase) for phrase in understanding.matches.unresolved)
-    ):
-        # Something the catalog does not name, asked of a company ("how many employees",
-        # "who audits"): what its filings say may answer it.
+    )
+    if uncovered:
+        # A fact the catalog does not name, asked of a company ("how many employees", "who
+        # audits Apple"), not what a filing says about a topic: the filings may answer it,
+        # and when none is held the reply says which figures finq holds instead.
         intent = "document_search"
-        uncovered = True
-    else:
-        uncovered = False
     planning = Planning(understanding, understood_of(understanding, directory), directory, finder)
     planning.understood.uncovered_figure = uncovered
     planner = PLANNERS.get(intent, plan_clarification)  # type: ignore[call-overload]

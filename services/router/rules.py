@@ -296,6 +296,10 @@ CAGR_OF: dict[tuple[str, int], str] = {
 }
 
 
+# year-over-year growth metric → the figure it is the growth of.
+_GROWTH_BASE = {growth: base for base, growth in YOY_GROWTH_OF.items()}
+
+
 def growth_metrics(question: str, metrics: list[str], years: list[int]) -> list[str]:
     """ "How much did revenue grow" asks for revenue growth, "revenue CAGR over the last 5
     years" for the 5-year CAGR; over a range the figures themselves stay beside their growth,
@@ -436,11 +440,19 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         # the net margin): ask for it by name.
         matches = MetricMatches([held], matches.resolutions, matches.unresolved)
         ratio = None
-    metrics = growth_metrics(question, matches.metrics, periods.fiscal_years)
+    metrics = (
+        # A quarter against the same quarter a year earlier: both quarters are fetched and
+        # the answerer computes the change (quarterly growth is not a stored figure).
+        list(dict.fromkeys(_GROWTH_BASE.get(m, m) for m in matches.metrics))
+        if periods.same_quarter_last_year
+        else growth_metrics(question, matches.metrics, periods.fiscal_years)
+    )
     if _CAGR_WORDS.search(question) and periods.last and periods.period in (None, "annual"):
         # "CAGR over the last five years" is one figure: the latest five-year CAGR.
         periods.last, periods.spans_several = 1, False
-    scopes, not_understood = leftovers(matches.unresolved, corrected, read)
+    scopes, not_understood = leftovers(
+        matches.unresolved, corrected, read, [(start, end) for start, end, _ in mentions]
+    )
     if not matches.metrics:
         # No figure: what is left is the topic asked about ("holders of record"), or a
         # figure the catalog does not name; a qualifier qualifies nothing.
