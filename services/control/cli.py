@@ -463,12 +463,42 @@ def command_data_check(args: argparse.Namespace, settings: ControlSettings) -> i
     return 1 if report.errors else 0
 
 
+def command_eval_documents(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq eval documents`: on a database of its own unless --dsn names one. Exit 1 when
+    an answer raised."""
+    import tempfile
+
+    from services.control.document_eval import evaluate_documents
+    from services.control.servers import PostgresServer, ServerError, free_port
+
+    data_dir = Path(args.data_dir) if args.data_dir else settings.sec_offline_dir.parent
+    if not (data_dir / "filings").is_dir():
+        print(f"no filings under {data_dir}: pass --data-dir (../shared/data)", file=sys.stderr)
+        return 1
+    report_path = Path(args.report) if args.report else None
+    split = args.split or "all"
+    if args.dsn:
+        report = asyncio.run(evaluate_documents(args.dsn, data_dir, report_path, split))
+        return 1 if report.overall.errors else 0
+    home = Path(tempfile.mkdtemp(prefix="finq-eval-documents-"))
+    postgres = PostgresServer(home / "postgres", free_port())
+    try:
+        print(f"starting PostgreSQL of its own under {home}", flush=True)
+        postgres.start()
+        asyncio.run(prepare_database(postgres.dsn, load_glossary=False))
+        report = asyncio.run(evaluate_documents(postgres.dsn, data_dir, report_path, split))
+    except ServerError as error:
+        print(f"PostgreSQL could not start: {error}", file=sys.stderr)
+        return 1
+    finally:
+        postgres.stop()
+    return 1 if report.overall.errors else 0
+
+
 def command_eval(args: argparse.Namespace, settings: ControlSettings) -> int:
     if args.suite == "retrieval":
         return command_eval_retrieval(args, settings)
     if args.suite == "documents":
-        from services.control.document_eval import command_eval_documents
-
         return command_eval_documents(args, settings)
     return command_eval_golden(args)
 

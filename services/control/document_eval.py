@@ -14,10 +14,8 @@ passages the answerer was given.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import sys
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -341,35 +339,3 @@ async def evaluate_documents(
         await asyncio.to_thread(report_path.write_text, text)
         print(f"wrote {report_path}")
     return report
-
-
-def command_eval_documents(args: argparse.Namespace, settings: Any) -> int:
-    """`finq eval documents`: on a database of its own unless --dsn names one. Exit 1 when
-    an answer raised."""
-    import tempfile
-
-    from services.control.cli import prepare_database
-    from services.control.servers import PostgresServer, ServerError, free_port
-
-    data_dir = Path(args.data_dir) if args.data_dir else settings.sec_offline_dir.parent
-    if not (data_dir / "filings").is_dir():
-        print(f"no filings under {data_dir}: pass --data-dir (../shared/data)", file=sys.stderr)
-        return 1
-    report_path = Path(args.report) if args.report else None
-    split = args.split or "all"
-    if args.dsn:
-        report = asyncio.run(evaluate_documents(args.dsn, data_dir, report_path, split))
-        return 1 if report.overall.errors else 0
-    home = Path(tempfile.mkdtemp(prefix="finq-eval-documents-"))
-    postgres = PostgresServer(home / "postgres", free_port())
-    try:
-        print(f"starting PostgreSQL of its own under {home}", flush=True)
-        postgres.start()
-        asyncio.run(prepare_database(postgres.dsn, load_glossary=False))
-        report = asyncio.run(evaluate_documents(postgres.dsn, data_dir, report_path, split))
-    except ServerError as error:
-        print(f"PostgreSQL could not start: {error}", file=sys.stderr)
-        return 1
-    finally:
-        postgres.stop()
-    return 1 if report.overall.errors else 0

@@ -24,10 +24,10 @@ from services.router.rules import (
     CompanyDirectory,
     Understanding,
     capabilities,
+    metric_examples,
     metric_list_category,
     understood_of,
 )
-from services.router.rules import _metric_examples as metric_examples
 from shared.contracts import Intent, PriceWindow, RouteDecided, ToolCall, Understood
 from shared.intents import tool_allowed
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence

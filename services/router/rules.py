@@ -244,7 +244,7 @@ def catalog_finder(directory: CompanyDirectory) -> MetricFinder:
 EXAMPLE_QUESTION = "What was Apple's revenue last fiscal year?"
 
 
-def _metric_examples() -> str:
+def metric_examples() -> str:
     return ", ".join(mid_sentence(METRICS_BY_ID[m].label) for m in list(METRICS_BY_ID)[:6])
 
 
@@ -253,7 +253,7 @@ def capabilities(directory: CompanyDirectory) -> str:
     number against)."""
     return (
         "finq answers questions about companies' financial figures "
-        f"({_metric_examples()} and more), their stock prices and their SEC filings, "
+        f"({metric_examples()} and more), their stock prices and their SEC filings, "
         f"for {directory.describe()}; for example "
         f'"{EXAMPLE_QUESTION}", "Apple\'s stock price last month" or '
         '"When did NVIDIA file its latest annual report?"'
