@@ -34,6 +34,24 @@ def _input(term: str, fact: Fact) -> FormulaInput:
     )
 
 
+def _derived(base: Fact, **changes: object) -> Fact:
+    """A computed fact: the company, metric and period of `base`, with what was computed
+    (value, unit, label, formula, inputs) in place of its own."""
+    return base.model_copy(update=changes)
+
+
+def computed_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+    """Every figure the question asks for that is computed from the fetched ones, with the
+    sentences that show its arithmetic."""
+    derived: list[Fact] = []
+    sentences: list[str] = []
+    for compute in (year_to_date, same_quarter_growth, ratio_figures):
+        found, said = compute(facts, understood)
+        derived.extend(found)
+        sentences.extend(said)
+    return derived, sentences
+
+
 def _is_flow(metric: str) -> bool:
     """Figures over a period add up across quarters; balances and ratios do not."""
     entry = METRICS_BY_ID.get(metric)
@@ -65,19 +83,12 @@ def year_to_date(facts: list[Fact], understood: Understood) -> tuple[list[Fact],
         last = parts[-1]
         # Dates are written as the templates write them, so the validator reads them.
         label = f"{_MONTH_WORDS.get(months, str(months))} months ended {last.period_end}"
-        total = Fact(
-            symbol=symbol,
-            company=last.company,
-            metric=metric,
+        total = _derived(
+            last,
             metric_label=f"{last.metric_label}, {label}",
             period=f"{months}M FY{year}",
-            period_type="quarterly",
-            fiscal_year=year,
-            fiscal_quarter=last.fiscal_quarter,
             period_start=parts[0].period_start,
-            period_end=last.period_end,
             value=sum(part.value for part in parts),
-            unit=last.unit,
             source_id=f"derived:{symbol}:{metric}:{months}M-FY{year}",
             formula=" + ".join(f"q{q}" for q in wanted),
             inputs=[_input(f"q{q}", quarters[q]) for q in wanted],
@@ -106,17 +117,9 @@ def same_quarter_growth(facts: list[Fact], understood: Understood) -> tuple[list
             if before is None or before.value == 0 or metric not in METRICS_BY_ID:
                 continue
             value = (current.value / before.value - 1) * 100
-            growth = Fact(
-                symbol=symbol,
-                company=current.company,
-                metric=metric,
+            growth = _derived(
+                current,
                 metric_label=f"{current.metric_label} growth on the year-earlier quarter",
-                period=current.period,
-                period_type="quarterly",
-                fiscal_year=year,
-                fiscal_quarter=quarter,
-                period_start=current.period_start,
-                period_end=current.period_end,
                 value=value,
                 unit="%",
                 source_id=f"derived:{symbol}:{metric}:yoy:Q{quarter}-FY{year}",
@@ -151,17 +154,9 @@ def ratio_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact]
         part_label, whole_label = mid_sentence(part.metric_label), mid_sentence(whole.metric_label)
         label = f"{part_label} as a share of {whole_label}"
         ratios.append(
-            Fact(
-                symbol=symbol,
-                company=part.company,
-                metric=part.metric,
+            _derived(
+                part,
                 metric_label=label,
-                period=period,
-                period_type=part.period_type,
-                fiscal_year=part.fiscal_year,
-                fiscal_quarter=part.fiscal_quarter,
-                period_start=part.period_start,
-                period_end=part.period_end,
                 value=value,
                 unit="%",
                 source_id=f"derived:{symbol}:{part.metric}/{whole.metric}:{period}",

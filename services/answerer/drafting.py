@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from services.answerer.comparisons import compose_comparisons
-from services.answerer.computed_figures import ratio_figures, same_quarter_growth, year_to_date
+from services.answerer.computed_figures import computed_figures
 from services.answerer.extras import chart_spec, suggestions
 from services.answerer.formatting import (
     compose_filings_answer,
@@ -69,18 +69,27 @@ class Fetched:
     # done without (a definition stands on the catalog); it is not an error to show.
     unavailable: list[ToolError]
     errors: list[ToolError]
+    # Figures the question asks for computed from the fetched ones (a nine-month total, a
+    # ratio in words) with the sentences that show their arithmetic; they join the
+    # answer's facts for the validator.
+    computed: list[Fact]
+    computed_sentences: list[str]
 
     @classmethod
-    def of(cls, results: list[ToolResult]) -> Fetched:
+    def of(cls, results: list[ToolResult], understood: Understood) -> Fetched:
         errors = [result.error for result in results if result.error is not None]
+        facts = [fact for result in results for fact in result.facts]
+        computed, computed_sentences = computed_figures(facts, understood)
         return cls(
-            facts=[fact for result in results for fact in result.facts],
+            facts=facts,
             sources=[source for result in results for source in result.sources],
             missing=[item for result in results for item in result.missing],
             passages=[passage for result in results for passage in result.passages],
             metrics=[metric for result in results for metric in result.metrics],
             unavailable=[e for e in errors if e.code == "tool_unavailable"],
             errors=[e for e in errors if e.code != "tool_unavailable"],
+            computed=computed,
+            computed_sentences=computed_sentences,
         )
 
 
@@ -137,7 +146,7 @@ def draft_filings_index(route: RouteDecided, fetched: Fetched) -> Drafted:
 
 def draft_series(route: RouteDecided, fetched: Fetched) -> Drafted:
     text, citations = compose_series_answer(fetched.facts, fetched.sources, fetched.missing)
-    text = " ".join([text, *compose_trend(fetched.facts), *period_sentences(route, fetched)])
+    text = " ".join([text, *compose_trend(fetched.facts), *fetched.computed_sentences])
     return reading_note(route.understood) + text, citations
 
 
@@ -145,19 +154,8 @@ def draft_figures(route: RouteDecided, fetched: Fetched) -> Drafted:
     text, citations = compose_metric_answer(fetched.facts, fetched.sources, fetched.missing)
     if route.understood.comparison:
         text = " ".join([text, *compose_comparisons(fetched.facts)])
-    text = " ".join([text, *period_sentences(route, fetched)])
+    text = " ".join([text, *fetched.computed_sentences])
     return reading_note(route.understood) + text, citations
-
-
-def period_sentences(route: RouteDecided, fetched: Fetched) -> list[str]:
-    """Year-to-date totals, same-quarter growth and ratios in words the question asked for,
-    computed from the fetched figures; their derived facts join the answer's facts for the
-    validator."""
-    totals, total_sentences = year_to_date(fetched.facts, route.understood)
-    growths, growth_sentences = same_quarter_growth(fetched.facts, route.understood)
-    ratios, ratio_sentences = ratio_figures(fetched.facts, route.understood)
-    fetched.facts.extend([*totals, *growths, *ratios])
-    return [*total_sentences, *growth_sentences, *ratio_sentences]
 
 
 def draft_clarification(route: RouteDecided, fetched: Fetched) -> Drafted:
@@ -184,7 +182,7 @@ DRAFTERS: dict[Intent, Drafter] = {
 
 def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     route = completed.route
-    fetched = Fetched.of(completed.results)
+    fetched = Fetched.of(completed.results, route.understood)
     text, citations = DRAFTERS[route.intent](route, fetched)
     if fetched.errors and not fetched.facts and not fetched.passages:
         text = " ".join(
@@ -196,9 +194,9 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
         results=completed.results,
         answer=text,
         citations=citations,
-        facts=fetched.facts,
+        facts=[*fetched.facts, *fetched.computed],
         needs_clarification=clarifying,
         clarifying_question=text if clarifying else None,
-        chart=chart_spec(route, fetched.facts),
+        chart=chart_spec(route, [*fetched.facts, *fetched.computed]),
         suggestions=suggestions(route),
     )

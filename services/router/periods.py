@@ -21,12 +21,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from services.router.fiscal_calendar import END_TOLERANCE, FiscalCalendar
-from shared.contracts import PeriodRef
+from shared.contracts import PeriodRef, PeriodType
 
-PeriodType = Literal["annual", "quarterly", "ttm"]
 Span = tuple[int, int]
 
 _YEAR4 = r"(?:19|20)\d{2}"

@@ -248,6 +248,7 @@ def metric_examples() -> str:
     return ", ".join(mid_sentence(METRICS_BY_ID[m].label) for m in list(METRICS_BY_ID)[:6])
 
 
+@functools.cache
 def capabilities(directory: CompanyDirectory) -> str:
     """What finq answers, in words and without digits (a refusal has no facts to check a
     number against)."""
