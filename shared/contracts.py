@@ -286,6 +286,9 @@ class DocumentScope(Contract):
     fiscal_year: int | None = None
     fiscal_quarter: int | None = None
     named_document: str | None = None
+    # What is looked for, as the user wrote it ("DOJ antitrust lawsuit"), when the rules
+    # could tell it from the words around it.
+    topic: str | None = None
 
 
 class LlmUsage(Contract):

@@ -301,6 +301,12 @@ INTENTS: tuple[IntentDefinition, ...] = (
         cues=(
             cue(r"\b(?:metrics|figures|ratios|measures|kpis)\b", 1.0),
             cue(r"\b(?:list|which|what)\b.*\b(?:metrics|ratios|kpis)\b", 2.0),
+            # Asking what finq itself holds: "what cash flow figures do you have".
+            cue(
+                r"\b(?:metrics|figures|ratios|measures|kpis|numbers|data)\b"
+                r" (?:do|does|can|could) (?:you|finq)\b",
+                2.0,
+            ),
             cue(r"\bwhat can (?:i|you) (?:ask|answer|do)\b|\bwhat do you know\b", 3.0),
         ),
         examples=(

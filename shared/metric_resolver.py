@@ -370,11 +370,88 @@ class UnknownMetricPhrase(ValueError):
         )
 
 
-def catalog_phrases(catalog: Iterable[Metric] = CATALOG) -> dict[str, str]:
-    """Every normalized id, label and alias, and the metric id it names.
+# --- names a metric's XBRL tags give it -------------------------------------------------
 
-    Raises when normalizing makes one phrase name two metrics: the catalog must then say
-    which it means, since routing by catalog order would be a silent coin toss."""
+_TAG_WORD = re.compile(r"[A-Z][a-z]*|[0-9]+")
+# The cash flow statement names a payment by what it pays for: "Payments to acquire
+# property, plant and equipment", "Payments for repurchase of common stock", "Payments of
+# dividends", "Income taxes paid, net". People say the same with other verbs.
+_PAYMENT_TAG = re.compile(r"^payments (?:(?P<action>to \w+) |for |of )(?P<object>.+)$")
+_PAID_TAG = re.compile(r"^(?P<object>.+?) paid(?P<net> net)?$")
+_PAYMENT_LEADS = (
+    "payments for",
+    "payment for",
+    "paid for",
+    "pay for",
+    "cash paid for",
+    "cash payments for",
+    "cash outflow for",
+    "cash outflows for",
+    "cash spent on",
+    "spent on",
+    "spending on",
+    "cash used for",
+)
+# "to acquire": the leads above take the gerund ("spent on acquiring"), these the verb.
+_COMMON_STOCK_WORDS = ("shares", "stock", "common shares", "own shares", "own stock")
+_PAYMENT_ACTION_LEADS = ("payments", "paid", "pay", "cash paid", "cash used", "spent", "spend")
+
+
+def _gerund(verb: str) -> str:
+    return f"{verb[:-1]}ing" if verb.endswith("e") and not verb.endswith("ee") else f"{verb}ing"
+
+
+def tag_words(tag: str) -> str:
+    """A us-gaap tag in words: "PaymentsForRepurchaseOfCommonStock" → "payments for
+    repurchase of common stock"."""
+    return " ".join(word.lower() for word in _TAG_WORD.findall(tag))
+
+
+def tag_names(metric: Metric) -> tuple[str, ...]:
+    """The names a reported metric's tags give it, as filings and people word a payment:
+    the tag itself in words, and for a cash payment the verbs people use for it ("pay to
+    acquire property, plant and equipment", "cash outflow for repurchasing common stock",
+    "interest payments")."""
+    if metric.unit != "USD":  # per-share "cash paid" tags name no payment in dollars
+        return ()
+    names: list[str] = []
+    for tag in metric.xbrl_tags:
+        words = tag_words(tag)
+        names.append(words)
+        if match := _PAYMENT_TAG.match(words):
+            action, thing = match.group("action"), match.group("object")
+        elif match := _PAID_TAG.match(words):
+            action, thing = None, match.group("object")
+            names.extend((f"{thing} paid", f"cash {thing} paid", f"{thing} payments"))
+            if match.group("net"):
+                names.append(f"{thing} paid net")
+        else:
+            continue
+        # "repurchase of common stock" is also said "repurchasing common stock".
+        verb, _, rest = thing.partition(" of ")
+        objects = [thing, f"{_gerund(verb)} {rest}"] if rest and " " not in verb else [thing]
+        # Filings say "common stock" where people say "shares" or "stock".
+        objects += [
+            item.replace("common stock", other)
+            for item in objects
+            if "common stock" in item
+            for other in _COMMON_STOCK_WORDS
+        ]
+        if action:
+            verb_of_action = action.removeprefix("to ")
+            names.extend(f"{lead} {action} {thing}" for lead in _PAYMENT_ACTION_LEADS)
+            names.extend(f"{lead} {_gerund(verb_of_action)} {thing}" for lead in _PAYMENT_LEADS)
+        names.extend(f"{lead} {item}" for lead in _PAYMENT_LEADS for item in objects)
+    return tuple(dict.fromkeys(names))
+
+
+def catalog_phrases(catalog: Iterable[Metric] = CATALOG) -> dict[str, str]:
+    """Every normalized id, label and alias, and the metric id it names; then the names a
+    metric's XBRL tags give it (`tag_names`) where no catalog name has taken them.
+
+    Raises when normalizing makes one catalog name name two metrics: the catalog must then
+    say which it means, since routing by catalog order would be a silent coin toss. A tag
+    name two metrics would share is left out instead: it is generated, not written."""
     index: dict[str, str] = {}
     for metric in catalog:
         for phrase in (metric.id, metric.label, *metric.aliases):
@@ -382,6 +459,16 @@ def catalog_phrases(catalog: Iterable[Metric] = CATALOG) -> dict[str, str]:
             holder = index.setdefault(key, metric.id)
             if holder != metric.id:
                 raise ValueError(f"{phrase!r} ({key!r}) names both {holder} and {metric.id}")
+    generated: dict[str, str | None] = {}
+    for metric in catalog:
+        for name in tag_names(metric):
+            key = normalize_phrase(name)
+            if key in index:
+                continue
+            holder = generated.setdefault(key, metric.id)
+            if holder != metric.id:
+                generated[key] = None
+    index.update((key, metric) for key, metric in generated.items() if metric is not None)
     return index
 
 

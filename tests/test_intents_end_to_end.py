@@ -58,7 +58,8 @@ async def test_a_document_question_with_no_filings_loaded_says_how_to_load_them(
     assert body["route"]["intent"] == "document_search"
     assert tools(body) == ["search_documents"]
     assert body["answer"].startswith(
-        "No passage was found in Apple's 10-K for fiscal 2022 among the documents finq has loaded"
+        "No passage about “supply-chain risk” was found in Apple's 10-K for fiscal 2022 among "
+        "the documents finq has loaded"
     )
     assert "finq ingest filings" in body["answer"]
     assert body["validation"]["passed"], body["validation"]

@@ -12,6 +12,7 @@ from shared.metric_resolver import (
     UnknownMetricPhrase,
     catalog_phrases,
     normalize_phrase,
+    tag_names,
 )
 
 
@@ -277,3 +278,39 @@ def test_a_ratio_the_catalog_does_not_hold_is_not_read_as_one(
     resolver: MetricResolver, phrase: str
 ) -> None:
     assert resolver.ratio(phrase) is None
+
+
+@pytest.mark.parametrize(
+    ("phrase", "metric"),
+    [
+        ("payments to acquire property, plant and equipment", "capital_expenditures"),
+        ("pay to acquire property plant and equipment", "capital_expenditures"),
+        ("cash outflow for repurchasing its common stock", "share_repurchases"),
+        ("cash spent on repurchasing shares", "share_repurchases"),
+        ("payments for repurchase of common stock", "share_repurchases"),
+        ("interest payments", "interest_paid"),
+        ("income taxes paid, net", "income_taxes_paid"),
+        ("payments of dividends", "dividends_paid"),
+    ],
+)
+def test_a_payment_is_named_as_its_xbrl_tag_says_it_with_the_verbs_people_use(
+    resolver: MetricResolver, phrase: str, metric: str
+) -> None:
+    resolution = resolver.resolve(phrase)
+    assert (resolution.metric_id, resolution.method) == (metric, "exact")
+
+
+def test_tag_names_never_take_a_catalog_name_nor_name_two_metrics() -> None:
+    written = {
+        normalize_phrase(name): metric.id
+        for metric in CATALOG
+        for name in (metric.id, metric.label, *metric.aliases)
+    }
+    phrases = catalog_phrases()
+    assert all(phrases[key] == metric for key, metric in written.items())
+    generated = {
+        normalize_phrase(name): metric.id for metric in CATALOG for name in tag_names(metric)
+    }
+    assert generated["payment to acquire property plant and equipment"] == "capital_expenditures"
+    # A per-share "cash paid" tag names no payment in dollars.
+    assert tag_names(METRICS_BY_ID["dividends_per_share"]) == ()

@@ -121,3 +121,28 @@ def test_filler_is_not_a_qualifier_and_qualifiers_are_told_apart() -> None:
     assert scope_of("Americas") is not None and scope_of("Americas").kind == "geography"  # type: ignore[union-attr]
     scopes, unread = leftovers(["services", "please"], "Apple services revenue please")
     assert [s.kind for s in scopes] == ["segment"] and unread == []
+
+
+def test_a_qualifier_that_repeats_the_figures_own_definition_is_read_as_that_figure() -> None:
+    # The catalog defines income taxes paid as "cash paid for income taxes, net of refunds".
+    route = route_question(
+        "Alphabet cash paid for income taxes, net of refunds, in 2023", DIRECTORY
+    )
+    assert route.intent == "metric_lookup"
+    assert route.tool_calls[0].arguments["metrics"] == ["income_taxes_paid"]
+    assert route.understood.covered
+    # A basis the definition does not state is not read into it.
+    route = route_question(
+        "Alphabet cash paid for income taxes, net of credits, in 2023", DIRECTORY
+    )
+    assert route.intent == "document_search"
+    assert [span.text for span in route.understood.not_understood] == ["credits"]
+
+
+def test_with_no_passage_found_the_reply_names_what_was_looked_for() -> None:
+    route = route_question(
+        "What did Alphabet disclose about the DOJ antitrust lawsuit in its 2023 10-K?", DIRECTORY
+    )
+    nothing = ToolResult(tool="search_documents", arguments=route.tool_calls[0].arguments)
+    draft = draft_answer(ToolsCompleted(route=route, results=[nothing]))
+    assert draft.answer.startswith("No passage about “DOJ antitrust lawsuit” was found")

@@ -124,7 +124,7 @@ def draft_from_documents(route: RouteDecided, fetched: Fetched) -> Drafted:
         return compose_unavailable(fetched.unavailable, list(companies.values())), []
     scope = search_scope(route.tool_calls[0].arguments, companies) if route.tool_calls else ""
     text, citations = compose_passages_answer(
-        route.question, fetched.passages, fetched.sources, scope
+        route.question, fetched.passages, fetched.sources, scope, understood.documents.topic
     )
     if not fetched.passages and understood.uncovered_figure:
         text = f"{compose_uncovered(understood)} {text}"

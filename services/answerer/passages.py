@@ -395,16 +395,21 @@ def _heading_note(passage: Passage) -> str:
 
 
 def compose_passages_answer(
-    question: str, passages: list[Passage], sources: list[Source], scope: str | None = None
+    question: str,
+    passages: list[Passage],
+    sources: list[Source],
+    scope: str | None = None,
+    topic: str | None = None,
 ) -> tuple[str, list[Citation]]:
     """The sentence or table row of the passages that answers the question, and up to two
     more that nearly do, each quoted with a `[n]` citation (citation n is the n-th in the
     returned list). `scope` says where nothing was found ("for Apple's 10-K for fiscal
-    2022 ")."""
+    2022 "), `topic` what was looked for."""
     unique = list({p.source_id: p for p in passages}.values())
     if not unique:
+        about = f"about “{topic}” " if topic else ""
         return (
-            f"No passage was found {scope or ''}among the documents finq has loaded. Load "
+            f"No passage {about}was found {scope or ''}among the documents finq has loaded. Load "
             "filings with 'finq ingest filings DIR', or upload a document to POST "
             "/v1/documents, and ask again.",
             [],

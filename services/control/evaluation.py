@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -42,6 +43,9 @@ SPLITS: tuple[Split, ...] = ("dev", "heldout")
 SPLIT_FILES: dict[Split, Path] = {"dev": GOLDEN_FILE, "heldout": HELDOUT_FILE}
 # The questions the rules were tuned against before the held-out split existed.
 TUNED_ID_PREFIX = "g"
+
+# "No passage was found …", or "No passage about “<topic>” was found …".
+_NO_PASSAGE = re.compile(r"No passage (?:about “[^”]*” )?was found")
 
 
 class ExpectedFigure(BaseModel):
@@ -207,7 +211,7 @@ def score(outcome: Outcome) -> Score:
         answer_ok = answer_ok and not calls and "not answered yet" in answer
     elif golden.expect == "no_passage":
         # The golden pipeline loads no filings: the answer says so and cites nothing.
-        answer_ok = answer_ok and answer.startswith("No passage was found")
+        answer_ok = answer_ok and bool(_NO_PASSAGE.match(answer))
     elif golden.expect == "no_data":
         answer_ok = (
             answer_ok and not needs and ("No figure is held" in answer or "No data" in answer)

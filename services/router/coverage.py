@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from rapidfuzz.distance import OSA
 
 from shared.contracts import MetricScope, ScopeKind, TextSpan
+from shared.metric_resolver import normalize_phrase
 
 # Qualifiers that narrow a figure to part of a company, by kind. Written as the words
 # filings and people use; a phrase is classified by the first kind that matches it.
@@ -135,15 +136,40 @@ def locate(phrase: str, question: str, taken: Sequence[tuple[int, int]] = ()) ->
     return TextSpan(text=question[first:last], start=first, end=last)
 
 
+# How far back before a leftover phrase its wording may start: "net of" before "refunds".
+_RESTATING_CONTEXT_WORDS = 2
+
+
+def restates_definition(span: TextSpan, question: str, definitions: Sequence[str]) -> bool:
+    """Whether a leftover phrase, read with the word or two before it, says what the
+    figure's own definition says word for word: "cash paid for income taxes, net of
+    refunds" asks for the catalog's income taxes paid, defined as "cash paid for income
+    taxes, net of refunds". A phrase alone is not enough ("refunds" is no basis); the words
+    before it must join it in the definition."""
+    before = _WORD.findall(question[: span.start])
+    for count in range(1, _RESTATING_CONTEXT_WORDS + 1):
+        if len(before) < count:
+            break
+        phrase = f" {normalize_phrase(' '.join([*before[-count:], span.text]))} "
+        if len(phrase.split()) < 2:
+            continue
+        if any(phrase in f" {normalize_phrase(text)} " for text in definitions):
+            return True
+    return False
+
+
 def leftovers(
     unresolved: Iterable[str],
     question: str,
     taken: Sequence[tuple[int, int]] = (),
     companies: Sequence[tuple[int, int]] = (),
+    definitions: Sequence[str] = (),
 ) -> tuple[list[MetricScope], list[TextSpan]]:
     """A figure question's leftover phrases, as qualifiers of the figure and as spans
-    nothing read; filler is dropped. A qualifier written right after a company's name
-    keeps it ("Google Cloud", "Tesla Energy"): that is the segment's own name."""
+    nothing read; filler is dropped, and so is a phrase that repeats the definition of the
+    figure asked (`definitions`, see `restates_definition`). A qualifier written right
+    after a company's name keeps it ("Google Cloud", "Tesla Energy"): that is the segment's
+    own name."""
     scopes: list[MetricScope] = []
     unread: list[TextSpan] = []
     for phrase in unresolved:
@@ -160,6 +186,6 @@ def leftovers(
             if named is not None and question[named : span.start].strip().isalpha():
                 scope = scope.model_copy(update={"text": question[named : span.end]})
             scopes.append(scope)
-        elif meaningful(span.text):
+        elif meaningful(span.text) and not restates_definition(span, question, definitions):
             unread.append(span)
     return scopes, unread

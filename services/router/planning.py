@@ -60,12 +60,12 @@ class Planning:
 Planner = Callable[[Intent, Planning], RouteDecided]
 
 # Asking what a filing says about a topic, rather than for a fact.
-_NARRATIVE = re.compile(
-    r"\b(?:say|said|says|describe[ds]?|discuss(?:es|ed)?|mention(?:s|ed)?|disclose[ds]?"
-    r"|summari[sz]e|summary|talk(?:s|ed)?|explain(?:s|ed)?|outline[ds]?|list(?:s|ed)?"
-    r"|risks?|outlook|strategy)\b",
-    re.IGNORECASE,
+_ASKING_VERBS = (
+    r"say|said|says|describe[ds]?|discuss(?:es|ed)?|mention(?:s|ed)?|disclose[ds]?"
+    r"|summari[sz]e|talk(?:s|ed)?|explain(?:s|ed)?|outline[ds]?|list(?:s|ed)?"
 )
+_ASKING = re.compile(_ASKING_VERBS, re.IGNORECASE)
+_NARRATIVE = re.compile(rf"\b(?:{_ASKING_VERBS}|summary|risks?|outlook|strategy)\b", re.IGNORECASE)
 
 
 def plan_intent(
@@ -211,6 +211,7 @@ def plan_filing_search(intent: Intent, planning: Planning) -> RouteDecided:
     if periods.fiscal_quarters and len(periods.fiscal_quarters) == 1:
         scope.fiscal_quarter = periods.fiscal_quarters[0]
     scope.named_document = named_document(planning.question)
+    scope.topic = search_topic(understood)
     arguments: dict[str, Any] = {
         "query": planning.question[:500],
         "symbols": scope.symbols or None,
@@ -223,6 +224,27 @@ def plan_filing_search(intent: Intent, planning: Planning) -> RouteDecided:
     return validated_plan(
         planning, "document_search", [(SEARCH_DOCUMENTS, arguments)], with_capabilities=True
     )
+
+
+def search_topic(understood: Understood) -> str | None:
+    """What a filing question looks for, as written: the longest span nothing read, with
+    the words that ask ("say about", "disclose") and the filler and numbers around it
+    ("in its 2022 10-K") trimmed from both ends."""
+    spans = sorted(understood.not_understood, key=lambda span: len(span.text), reverse=True)
+    for span in spans:
+        words = span.text.split()
+        while words and _asks_or_fills(words[0]):
+            words.pop(0)
+        while words and _asks_or_fills(words[-1]):
+            words.pop()
+        if words:
+            return " ".join(words)
+    return None
+
+
+def _asks_or_fills(word: str) -> bool:
+    bare = word.strip(".,;:?!'\"()")
+    return not meaningful(bare) or bool(_ASKING.fullmatch(bare)) or bare[:1].isdigit()
 
 
 # --- definitions and the catalog -----------------------------------------------------------

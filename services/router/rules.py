@@ -452,7 +452,11 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         # "CAGR over the last five years" is one figure: the latest five-year CAGR.
         periods.last, periods.spans_several = 1, False
     scopes, not_understood = leftovers(
-        matches.unresolved, corrected, read, [(start, end) for start, end, _ in mentions]
+        matches.unresolved,
+        corrected,
+        read,
+        [(start, end) for start, end, _ in mentions],
+        definitions=[METRICS_BY_ID[m].description for m in matches.metrics],
     )
     if not matches.metrics:
         # No figure: what is left is the topic asked about ("holders of record"), or a

@@ -48,7 +48,7 @@ _LOSS_RE = re.compile(r"\b(?:loss|losses|deficit|negative)\b", re.IGNORECASE)
 # Sentences saying a figure is absent claim nothing; the years they name (asked-for and
 # held ranges, "fiscal 2031 (held: fiscal 2010 to 2024)") are not fetched periods.
 _ABSENCE_RE = re.compile(
-    r"\bno (?:figures?|data|values?|passages?|documents?) (?:is|are|was|were) "
+    r"\bno (?:figures?|data|values?|passages?|documents?)(?: about “[^”]*”)? (?:is|are|was|were) "
     r"(?:held|found|available)\b",
     re.IGNORECASE,
 )
