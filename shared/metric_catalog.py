@@ -560,6 +560,8 @@ CATALOG: tuple[Metric, ...] = (
             "taxes",
             "provision for income taxes",
             "tax provision",
+            "tax bill",
+            "tax charge",
             "income tax provision",
             "provision for taxes",
         ),

@@ -126,8 +126,13 @@ _ABBREVIATIONS: dict[str, str] = {
 }
 
 
+# "pre-tax", "pre tax" and "pretax" are one word, as are "non-current" and "noncurrent".
+_PREFIX = re.compile(r"\b(pre|non)[\s-]+(?=[a-z])")
+
+
 def _words(text: str) -> list[str]:
     text = text.lower().replace("’", "'").replace("'s ", " ").replace("'", "")
+    text = _PREFIX.sub(r"\1", text)
     text = text.replace("_", " ")
     previous = None
     while previous != text:  # "s.g.&a." joins pairwise: s.g → sg, sg&a → sga
@@ -158,6 +163,15 @@ _CASH_FLOW_PHRASE = re.compile(
     r"(?P<kind>operating|operation|ops|investing|financing)"
     r"(?: activ[a-z]*)?(?![a-z0-9])"
 )
+# The same with the activity as the subject: "how much cash did Alphabet's operations
+# generate", "cash the operating activities provided".
+_CASH_FLOW_SUBJECT = re.compile(
+    r"(?<![a-z0-9])(?<!free )cash"
+    r"(?P<subject> (?:did|does|do|has|have|had)(?: [a-z0-9]+){0,2}?)?"
+    r" (?:(?:continuing|core|ongoing|business|core business) )?"
+    r"(?P<kind>operating|operation|ops|investing|financing)(?: activ[a-z]*)?"
+    rf" (?:{_CASH_FLOW_VERBS})(?![a-z0-9])"
+)
 _CASH_FLOW_KINDS = {"operation": "operating", "ops": "operating"}
 
 
@@ -165,6 +179,10 @@ def _cash_flow_name(match: re.Match[str]) -> str:
     # "cash operating" names nothing: a flow word or a verb must join cash to its activity.
     if not match.group("flow") and not match.group("verbs"):
         return match.group(0)
+    return _cash_flow_words(match)
+
+
+def _cash_flow_words(match: re.Match[str]) -> str:
     kind = match.group("kind")
     subject = f"{match.group('subject').strip()} " if match.group("subject") else ""
     return f"{subject}{_CASH_FLOW_KINDS.get(kind, kind)} cash flow"
@@ -187,6 +205,7 @@ def normalize_phrase(text: str, *, grammar: bool = True) -> str:
     normalized = " ".join(kept or words)
     if not grammar or "cash" not in normalized:  # most phrases: no pattern to run
         return normalized
+    normalized = _CASH_FLOW_SUBJECT.sub(_cash_flow_words, normalized)
     return _CASH_FLOW_PHRASE.sub(_cash_flow_name, normalized)
 
 
@@ -330,6 +349,16 @@ def _joins(words: Sequence[str], first: int, join: re.Pattern[str]) -> Iterable[
                 yield start, end
 
 
+def _negated(phrase: str, name: str) -> bool:
+    """Whether a phrase is a name with one word negated or un-negated ("noncurrent
+    liabilities" and "current liabilities"): a few letters apart, but the opposite figure,
+    not a slip."""
+    ours, theirs = set(phrase.split()), set(name.split())
+    return any(f"non{word}" in theirs for word in ours - theirs) or any(
+        f"non{word}" in ours for word in theirs - ours
+    )
+
+
 def _first_sentence(description: str) -> str:
     return re.split(r"(?<=[.;])\s", description, maxsplit=1)[0].rstrip(".;").lower()
 
@@ -393,7 +422,17 @@ _PAYMENT_LEADS = (
     "cash used for",
 )
 # "to acquire": the leads above take the gerund ("spent on acquiring"), these the verb.
-_COMMON_STOCK_WORDS = ("shares", "stock", "common shares", "own shares", "own stock")
+_COMMON_STOCK_WORDS = (
+    "shares",
+    "stock",
+    "common shares",
+    "own shares",
+    "own stock",
+    "capital stock",
+)
+# The nouns of a payment's action: "payments for the acquisition of property, plant and
+# equipment", "purchases of property and equipment".
+_ACTION_NOUNS = {"acquire": ("acquisition", "acquisitions", "purchase", "purchases")}
 _PAYMENT_ACTION_LEADS = ("payments", "paid", "pay", "cash paid", "cash used", "spent", "spend")
 
 
@@ -441,6 +480,11 @@ def tag_names(metric: Metric) -> tuple[str, ...]:
             verb_of_action = action.removeprefix("to ")
             names.extend(f"{lead} {action} {thing}" for lead in _PAYMENT_ACTION_LEADS)
             names.extend(f"{lead} {_gerund(verb_of_action)} {thing}" for lead in _PAYMENT_LEADS)
+            names.extend(
+                f"{lead} {noun} of {thing}"
+                for noun in _ACTION_NOUNS.get(verb_of_action, ())
+                for lead in _PAYMENT_LEADS
+            )
         names.extend(f"{lead} {item}" for lead in _PAYMENT_LEADS for item in objects)
     return tuple(dict.fromkeys(names))
 
@@ -647,6 +691,8 @@ class MetricResolver:
         if best is None:
             return None
         matched, edits, index = best
+        if _negated(key, matched):
+            return None
         confidence = 1 - edits / max(len(key), len(matched))
         metric = self._key_metrics[candidates[index]]
         return Resolution(phrase, metric, round(confidence, 3), "fuzzy")

@@ -291,6 +291,8 @@ def test_a_ratio_the_catalog_does_not_hold_is_not_read_as_one(
         ("interest payments", "interest_paid"),
         ("income taxes paid, net", "income_taxes_paid"),
         ("payments of dividends", "dividends_paid"),
+        ("payments for the acquisition of property, plant and equipment", "capital_expenditures"),
+        ("payments for repurchases of capital stock", "share_repurchases"),
     ],
 )
 def test_a_payment_is_named_as_its_xbrl_tag_says_it_with_the_verbs_people_use(
@@ -314,3 +316,21 @@ def test_tag_names_never_take_a_catalog_name_nor_name_two_metrics() -> None:
     assert generated["payment to acquire property plant and equipment"] == "capital_expenditures"
     # A per-share "cash paid" tag names no payment in dollars.
     assert tag_names(METRICS_BY_ID["dividends_per_share"]) == ()
+
+
+def test_a_negated_name_is_not_a_slip_of_the_name_it_negates(resolver: MetricResolver) -> None:
+    # "noncurrent liabilities" is three letters from "current liabilities" and the opposite.
+    with pytest.raises(UnknownMetricPhrase):
+        resolver.resolve("non-current liabilities")
+    assert resolver.resolve("current liabilites").metric_id == "current_liabilities"
+
+
+def test_pre_tax_is_one_word_however_it_is_written(resolver: MetricResolver) -> None:
+    assert normalize_phrase("pre-tax profit") == normalize_phrase("pretax profit")
+    assert resolver.resolve("pre tax profit").metric_id == "pretax_income"
+
+
+def test_a_cash_flow_total_asked_with_its_activity_as_the_subject_is_read() -> None:
+    assert normalize_phrase("how much cash did alphabet's operations generate") == (
+        "how much did alphabet operating cash flow"
+    )

@@ -146,3 +146,16 @@ def test_with_no_passage_found_the_reply_names_what_was_looked_for() -> None:
     nothing = ToolResult(tool="search_documents", arguments=route.tool_calls[0].arguments)
     draft = draft_answer(ToolsCompleted(route=route, results=[nothing]))
     assert draft.answer.startswith("No passage about “DOJ antitrust lawsuit” was found")
+
+
+@pytest.mark.parametrize(
+    ("question", "metric"),
+    [
+        ("What was NVIDIA's inventory balance at the end of fiscal 2024?", "inventory"),
+        ("How much did NVIDIA pay out in dividends in fiscal 2024?", "dividends_paid"),
+    ],
+)
+def test_words_that_only_restate_a_figure_leave_it_covered(question: str, metric: str) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "metric_lookup"
+    assert route.tool_calls[0].arguments["metrics"] == [metric]

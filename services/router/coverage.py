@@ -71,7 +71,7 @@ FILLER_WORDS = frozenset(
         "usd dollars dollar million millions billion billions thousand thousands "
         "was there any ok okay so well hey hi thanks thank then side by "
         "bigger larger greater smaller lower higher more less "
-        "pay paid pays spend spent spends make made makes earn earned earns generate "
+        "pay paid pays out spend spent spends make made makes earn earned earns generate "
         "generated generates post posted record bring brought book booked"
     )
 )

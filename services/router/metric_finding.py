@@ -53,7 +53,7 @@ _QUESTION_WORDS = frozenset(
 # figure ("iphone", "services", "greater china") are not here.
 _RESTATING_WORDS = frozenset(
     str.split(
-        "net total overall consolidated aggregate entire whole combined ratio multiple "
+        "net total overall consolidated aggregate entire whole combined ratio multiple balance "
         "spend spends spent spending generate generates generated earn earns earned "
         "make makes made post posts posted book books booked bring brings brought"
     )

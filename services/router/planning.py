@@ -118,8 +118,10 @@ def plan_figures(intent: Intent, planning: Planning) -> RouteDecided:
     if len(symbols) > 1:
         intent = "metric_comparison"
         understood.comparison = True
-    elif understanding.periods.spans_several or (
-        understanding.growth and understanding.periods.fiscal_years
+    elif (
+        understanding.periods.spans_several
+        or understanding.periods.same_quarter_last_year  # a change over a year
+        or (understanding.growth and understanding.periods.fiscal_years)
     ):
         intent = "metric_trend"
     elif intent not in METRIC_INTENTS:
