@@ -304,8 +304,9 @@ _RATIO_JOIN = re.compile(
 RATIO_PART_WORDS = frozenset({"share", "percent", "portion", "proportion", "fraction", "part"})
 # The verbs that send part of one figure to another; "was" counts ("what share of revenue
 # was R&D"), as do the auxiliaries of a question ("did it spend on").
-_RATIO_VERBS = (
+RATIO_VERBS = (
     "went|go|goes|gone|going|spent|spend|spends|spending|devoted|devote|devotes|allocated"
+    "|eaten|eat|eats|ate|absorbed|absorb|absorbs|left|leave|leaves|ended|end|ends"
     "|allocate|allocates|invested|invest|invests|reinvested|reinvest|put|puts|used|use|uses"
     "|dedicated|dedicate|dedicates|paid|pay|pays|returned|return|returns|distributed"
     "|distribute|distributes|accounted|account|accounts|consumed|consume|consumes|took|take"
@@ -314,7 +315,7 @@ _RATIO_VERBS = (
 )
 _RATIO_PART_JOIN = re.compile(
     r"(?:(?:did|does|do|has|have|had|it|they|been|being|was|were|is|are) )*"
-    rf"(?:{_RATIO_VERBS})(?: (?:{_RATIO_VERBS}|out|up|back|into))*"
+    rf"(?:{RATIO_VERBS})(?: (?:{RATIO_VERBS}|out|up|back|into))*"
     r"(?: (?:to|on|into|in|toward|towards|as|by|at))?"
 )
 # Words that start a ratio's phrase without naming either side: "what is the ratio of…".
@@ -422,14 +423,37 @@ _PAYMENT_LEADS = (
     "cash used for",
 )
 # "to acquire": the leads above take the gerund ("spent on acquiring"), these the verb.
-_COMMON_STOCK_WORDS = (
-    "shares",
-    "stock",
-    "common shares",
-    "own shares",
-    "own stock",
-    "capital stock",
-)
+# What a tag's object is also called: filings say "common stock" where people say
+# "shares", and many filings "property and equipment".
+_OBJECT_WORDS: dict[str, tuple[str, ...]] = {
+    "common stock": (
+        "shares",
+        "stock",
+        "common shares",
+        "own shares",
+        "own stock",
+        "capital stock",
+    ),
+    "property plant and equipment": ("property and equipment", "pp and e", "ppe"),
+}
+
+
+def _also_called(items: Sequence[str]) -> list[str]:
+    """The items, then each with its object called every other way it is called."""
+    return [
+        *items,
+        *(
+            item.replace(words, other)
+            for item in items
+            for words, others in _OBJECT_WORDS.items()
+            if words in item
+            for other in others
+        ),
+    ]
+
+
+_VERB_SYNONYMS = {"repurchase": ("buy back",)}
+_SPENDING = ("spend", "spent", "spending", "cash spent")
 # The nouns of a payment's action: "payments for the acquisition of property, plant and
 # equipment", "purchases of property and equipment".
 _ACTION_NOUNS = {"acquire": ("acquisition", "acquisitions", "purchase", "purchases")}
@@ -437,7 +461,11 @@ _PAYMENT_ACTION_LEADS = ("payments", "paid", "pay", "cash paid", "cash used", "s
 
 
 def _gerund(verb: str) -> str:
-    return f"{verb[:-1]}ing" if verb.endswith("e") and not verb.endswith("ee") else f"{verb}ing"
+    """ "repurchase" → "repurchasing", "buy back" → "buying back"."""
+    head, _, particle = verb.partition(" ")
+    if head.endswith("e") and not head.endswith("ee"):
+        head = head[:-1]
+    return f"{head}ing {particle}".strip()
 
 
 def tag_words(tag: str) -> str:
@@ -467,23 +495,34 @@ def tag_names(metric: Metric) -> tuple[str, ...]:
         else:
             continue
         # "repurchase of common stock" is also said "repurchasing common stock".
+        # "Buying back" is what people call repurchasing.
         verb, _, rest = thing.partition(" of ")
-        objects = [thing, f"{_gerund(verb)} {rest}"] if rest and " " not in verb else [thing]
-        # Filings say "common stock" where people say "shares" or "stock".
-        objects += [
-            item.replace("common stock", other)
-            for item in objects
-            if "common stock" in item
-            for other in _COMMON_STOCK_WORDS
-        ]
+        gerunds = (
+            [f"{_gerund(v)} {rest}" for v in (verb, *_VERB_SYNONYMS.get(verb, ()))]
+            if rest and " " not in verb
+            else []
+        )
+        gerunds = _also_called(gerunds)
+        objects = [*_also_called([thing]), *gerunds]
+        # An action in the gerund also follows the spending verb directly: "spent buying
+        # back its own shares".
+        names.extend(f"{lead} {item}" for lead in _SPENDING for item in gerunds)
         if action:
             verb_of_action = action.removeprefix("to ")
-            names.extend(f"{lead} {action} {thing}" for lead in _PAYMENT_ACTION_LEADS)
-            names.extend(f"{lead} {_gerund(verb_of_action)} {thing}" for lead in _PAYMENT_LEADS)
+            things = _also_called([thing])
             names.extend(
-                f"{lead} {noun} of {thing}"
+                f"{lead} {action} {item}" for lead in _PAYMENT_ACTION_LEADS for item in things
+            )
+            names.extend(
+                f"{lead} {_gerund(verb_of_action)} {item}"
+                for lead in _PAYMENT_LEADS
+                for item in things
+            )
+            names.extend(
+                f"{lead} {noun} of {item}"
                 for noun in _ACTION_NOUNS.get(verb_of_action, ())
                 for lead in _PAYMENT_LEADS
+                for item in things
             )
         names.extend(f"{lead} {item}" for lead in _PAYMENT_LEADS for item in objects)
     return tuple(dict.fromkeys(names))

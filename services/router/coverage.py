@@ -72,7 +72,10 @@ FILLER_WORDS = frozenset(
         "was there any ok okay so well hey hi thanks thank then side by "
         "bigger larger greater smaller lower higher more less "
         "pay paid pays out spend spent spends make made makes earn earned earns generate "
-        "generated generates post posted record bring brought book booked"
+        "generated generates post posted record bring brought book booked "
+        # Holding a balance: "long-term debt Apple was carrying", "cash on hand", "on its
+        # balance sheet".
+        "carry carrying carried carries hold holds holding held hand sheet actually"
     )
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9'&.-]*", re.IGNORECASE)

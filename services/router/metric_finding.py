@@ -192,7 +192,9 @@ class MetricFinder:
                 if metric is not None:
                     before = [s.words[0] for s in spans[-1:] if s.metric is None]
                     longer, taken = self._misspelt_prefix(before or ["|"], words[start:], size)
-                    if longer is not None and longer.metric_id != metric:
+                    # A slip before the name may make it a longer one ("opearting cash
+                    # flow") or the same one written in full ("stockholdrs equity").
+                    if longer is not None:
                         spans[-1] = _Span(
                             (spans[-1].words[0], *words[start : start + taken]),
                             longer.metric_id,

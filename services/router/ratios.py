@@ -15,15 +15,20 @@ from collections.abc import Mapping
 
 from shared.contracts import RatioAsked
 from shared.metric_catalog import METRICS_BY_ID
-from shared.metric_resolver import normalize_phrase
+from shared.metric_resolver import RATIO_VERBS, normalize_phrase
 
+# "on each dollar of revenue" names the whole wherever it stands ("how many cents of
+# operating profit did Alphabet make on each dollar of revenue").
+_PER_DOLLAR_OF = re.compile(r"\b(?:each|every|per|a)\s+dollar\s+of\b", re.IGNORECASE)
 _PART_OF = re.compile(
     r"\b(?:what|which|how much of|the)?\s*(?:percentage|percent|per\s?cent|share|proportion"
     r"|portion|fraction|part|%)\s+of\b|\bas\s+an?\s+(?:percentage|percent|share|proportion"
-    r"|fraction|%)\s+of\b|\brelative\s+to\b|\bdivided\s+by\b"
-    r"|\b(?:each|every|per)\s+dollar\s+of\b",
+    r"|fraction|%)\s+of\b|\brelative\s+to\b|\bdivided\s+by\b",
     re.IGNORECASE,
 )
+# The words that send the part to the whole ("did Nvidia keep as", "was eaten up by"), read
+# as part of the ratio once one is asked; so are the cents a part is counted in.
+_RATIO_WORDS = re.compile(rf"\b(?:{RATIO_VERBS}|cents?|up|out|as)\b", re.IGNORECASE)
 _RATIO_OF = re.compile(r"\bratio\s+of\b|\bto\b.{0,40}?\bratio\b", re.IGNORECASE)
 
 
@@ -64,7 +69,12 @@ def ratio_asked(
     if len(positions) != 2:
         return None, []
     first, second = sorted(metrics, key=lambda metric: positions[metric])
-    if (match := _RATIO_OF.search(text)) is not None:
+    if (match := _PER_DOLLAR_OF.search(text)) is not None:
+        at = len(normalize_phrase(text[: match.end()]).split())
+        after = [m for m in (first, second) if positions[m] >= at]
+        denominator = after[0] if after else second
+        numerator = second if denominator == first else first
+    elif (match := _RATIO_OF.search(text)) is not None:
         numerator, denominator = first, second
     elif (match := _PART_OF.search(text)) is not None:
         # The figure named first after the ratio words is the whole.
@@ -77,4 +87,4 @@ def ratio_asked(
     if not _shares_a_unit(numerator, denominator):
         return None, []
     asked = RatioAsked(numerator=numerator, denominator=denominator, text=match.group(0).strip())
-    return asked, [match.span()]
+    return asked, [match.span(), *(word.span() for word in _RATIO_WORDS.finditer(text))]

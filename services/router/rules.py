@@ -458,6 +458,12 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         [(start, end) for start, end, _ in mentions],
         definitions=[METRICS_BY_ID[m].description for m in matches.metrics],
     )
+    if metrics and all(METRICS_BY_ID[m].kind == "instant" for m in metrics):
+        # Money moving asked of a balance ("spending on property and equipment", "cash
+        # Apple generated") is a flow the balance does not measure: never the balance.
+        not_understood = sorted(
+            [*not_understood, *_flow_verbs(corrected, read)], key=lambda span: span.start
+        )
     if not matches.metrics:
         # No figure: what is left is the topic asked about ("holders of record"), or a
         # figure the catalog does not name; a qualifier qualifies nothing.
@@ -482,6 +488,22 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         spoken_metric=spoken_metric,
         ratio=ratio,
     )
+
+
+# Verbs of money moving over a period, which no balance (an instant) answers.
+_FLOW_VERBS = re.compile(
+    r"\b(?:spen[dt]\w*|pa(?:y|id|ying|yments?)|generat\w*|earn\w*|brought|bring\w*"
+    r"|invest(?:ed|ing|s)?|raise[ds]?|raising)\b",
+    re.IGNORECASE,
+)
+
+
+def _flow_verbs(text: str, read: Sequence[tuple[int, int]]) -> list[TextSpan]:
+    return [
+        TextSpan(text=match.group(), start=match.start(), end=match.end())
+        for match in _FLOW_VERBS.finditer(text)
+        if not any(start <= match.start() < end for start, end in read)
+    ]
 
 
 def _words_outside(phrase: str, text: str, span: tuple[int, int]) -> str:
