@@ -164,7 +164,12 @@ INTENTS: tuple[IntentDefinition, ...] = (
         required=("company",),
         cues=(
             cue(r"\b(?:stock|share)\s+price\b|\bprices?\b", 2.0),
-            cue(r"\bclos(?:e|ed|ing)\b|\btrad(?:ed|ing)\b|\bquote\b", 1.5),
+            # "At the close of fiscal 2025" is a period's end, not a market close.
+            cue(
+                r"\bclos(?:e|ed|ing)\b(?!\s+of\s+(?:the\s+|its\s+)?(?:fiscal|fy|year|quarter"
+                r"|q[1-4]|\d{4}))|\btrad(?:ed|ing)\b|\bquote\b",
+                1.5,
+            ),
             cue(r"\b(?:52[\s-]week|all[\s-]time)\b|\bstock\b", 1.0),
         ),
         examples=(

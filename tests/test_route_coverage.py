@@ -159,3 +159,55 @@ def test_words_that_only_restate_a_figure_leave_it_covered(question: str, metric
     route = route_question(question, DIRECTORY)
     assert route.intent == "metric_lookup"
     assert route.tool_calls[0].arguments["metrics"] == [metric]
+
+
+@pytest.mark.parametrize(
+    ("question", "unread"),
+    [
+        # A flow asked of a balance: the balance is not the answer.
+        ("How much did Alphabet spend on goodwill in 2023?", "spend"),
+        ("How much cash did Apple generate in fiscal 2024?", "generate"),
+        # A count asked of a dollar figure.
+        ("How many shares did Apple repurchase in fiscal 2023?", "How many shares"),
+        # An adjective of the figure and a forecast are no passing verbs.
+        ("Apple's forecasted revenue for fiscal 2024", "forecasted"),
+        ("What revenue is Apple expected to report in fiscal 2024?", "expected"),
+    ],
+)
+def test_a_figure_asked_another_way_than_it_is_held_is_not_answered_with_it(
+    question: str, unread: str
+) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "document_search"
+    assert unread in [span.text for span in route.understood.not_understood]
+
+
+def test_a_verb_that_only_says_how_a_balance_is_asked_leaves_it_covered() -> None:
+    route = route_question("How much inventory was NVIDIA sitting on in fiscal 2023?", DIRECTORY)
+    assert route.intent == "metric_lookup"
+    assert route.tool_calls[0].arguments["metrics"] == ["inventory"]
+
+
+def test_a_day_the_period_grammar_did_not_read_keeps_the_figure_from_being_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Stand in for a wording the period grammar does not know: it reads the year, not the day.
+    from services.router import rules
+
+    reading = rules.find_periods
+
+    def without_days(text: str, *args: object, **kwargs: object) -> rules.Periods:
+        periods = reading(text, *args, **kwargs)  # type: ignore[arg-type]
+        periods.spans = [(s, e) for s, e in periods.spans if "March" not in text[s:e]]
+        return periods
+
+    monkeypatch.setattr(rules, "find_periods", without_days)
+    route = route_question("Apple inventory on its balance sheet at March 30, 2024", DIRECTORY)
+    assert route.intent == "document_search"
+    assert "March 30, 2024" in [span.text for span in route.understood.not_understood]
+
+
+def test_a_balance_sheet_dated_a_day_is_the_balance_on_that_day() -> None:
+    route = route_question("Apple inventory on its balance sheet dated March 30, 2024", DIRECTORY)
+    assert route.intent == "metric_lookup"
+    assert route.understood.covered

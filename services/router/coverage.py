@@ -161,12 +161,53 @@ def restates_definition(span: TextSpan, question: str, definitions: Sequence[str
     return False
 
 
+# A verb's inflections: "sitting", "owed", "showed".
+_INFLECTED = re.compile(r"^[a-z]{3,}(?:ing|ed)$")
+# Words that change the basis of a figure ("excluding", "adjusted", "before"): never a verb
+# to pass over, whatever their form.
+# Nor are words that make it a forecast ("expected", "guided") rather than what was reported.
+_BASIS = re.compile(
+    r"^(?:exclud|includ|adjust|normaliz|restat|annualiz|combin|segment|before|after|less|minus"
+    r"|ex|pro|non|forecast|estimat|project|guid|expect|budget|target|plan|predict|anticipat"
+    r"|impair|restructur|discontinu|acquir|divest)",
+)
+
+
+def _stem(word: str) -> str:
+    return re.sub(r"(?:ing|ed|e|s)$", "", word)
+
+
+def passing_verb(word: str, vocabulary: frozenset[str]) -> bool:
+    """Whether a leftover word is a verb that says how the figure is asked ("was NVIDIA
+    sitting on", "what Apple owed"), not which figure: an -ing or -ed form whose stem names
+    no metric ("repurchased" names share repurchases, "diluted" diluted EPS) and that does
+    not change the figure's basis ("excluding", "adjusted")."""
+    word = word.lower().strip(".,;:?!'\"()")
+    if not _INFLECTED.match(word) or _BASIS.match(word) or word in vocabulary:
+        return False
+    stem = _stem(word)
+    return not any(len(stem) >= 4 and _stem(known).startswith(stem) for known in vocabulary)
+
+
+def _only_verbs(span: TextSpan, question: str, vocabulary: frozenset[str]) -> bool:
+    """Whether a leftover span is filler and passing verbs only, none of them standing
+    right before a word of a metric's name (there "forecasted revenue", "issued shares",
+    it is an adjective of the figure)."""
+    following = _WORD.findall(question[span.end :])[:1]
+    if following and not _is_filler(following[0]) and normalize_phrase(following[0]) in vocabulary:
+        return False
+    return all(
+        _is_filler(word) or passing_verb(word, vocabulary) for word in _WORD.findall(span.text)
+    )
+
+
 def leftovers(
     unresolved: Iterable[str],
     question: str,
     taken: Sequence[tuple[int, int]] = (),
     companies: Sequence[tuple[int, int]] = (),
     definitions: Sequence[str] = (),
+    vocabulary: frozenset[str] = frozenset(),
 ) -> tuple[list[MetricScope], list[TextSpan]]:
     """A figure question's leftover phrases, as qualifiers of the figure and as spans
     nothing read; filler is dropped, and so is a phrase that repeats the definition of the
@@ -189,6 +230,10 @@ def leftovers(
             if named is not None and question[named : span.start].strip().isalpha():
                 scope = scope.model_copy(update={"text": question[named : span.end]})
             scopes.append(scope)
-        elif meaningful(span.text) and not restates_definition(span, question, definitions):
+        elif (
+            meaningful(span.text)
+            and not restates_definition(span, question, definitions)
+            and not (vocabulary and _only_verbs(span, question, vocabulary))
+        ):
             unread.append(span)
     return scopes, unread

@@ -174,7 +174,9 @@ _INSTANT_MONTH_PATTERN = re.compile(
     re.IGNORECASE,
 )
 _EVENT_DAY = re.compile(
-    r"\b(?:filed|published|released|dated|issued|announced|reported)\s+(?:on\s+)?$", re.IGNORECASE
+    # A balance sheet "dated" a day is a balance on that day, not an event.
+    r"\b(?:filed|published|released|(?<!sheet\s)dated|issued|announced|reported)\s+(?:on\s+)?$",
+    re.IGNORECASE,
 )
 _WINDOW_OPENING = re.compile(r"\b(?:from|between)\s+$", re.IGNORECASE)
 _WINDOW_CONNECTOR = re.compile(r"^\s*(?:and|to|through|thru|until|-|–)\s*$", re.IGNORECASE)
@@ -923,3 +925,9 @@ def read_price_window(text: str, latest_day: date | None = None) -> PriceWindowR
 def price_window(text: str, latest_day: date | None = None) -> dict[str, date]:
     """The days a price question covers (see read_price_window)."""
     return read_price_window(text, latest_day).window
+
+
+def date_mentions(text: str) -> list[tuple[int, int]]:
+    """Where the text writes a calendar day ("March 29, 2025", "2025-03-29", "3/29/2025"),
+    read as a period or not: a day the period grammar did not read must not be dropped."""
+    return [match.span() for match in _DATE_PATTERN.finditer(text)]

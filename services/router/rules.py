@@ -20,6 +20,7 @@ from services.router.fiscal_calendar import FiscalCalendar
 from services.router.metric_finding import MetricFinder, MetricMatches
 from services.router.periods import (
     Periods,
+    date_mentions,
     find_last_n,
     find_periods,
 )
@@ -457,6 +458,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         read,
         [(start, end) for start, end, _ in mentions],
         definitions=[METRICS_BY_ID[m].description for m in matches.metrics],
+        vocabulary=finder.resolver.vocabulary if matches.metrics else frozenset(),
     )
     if metrics and all(METRICS_BY_ID[m].kind == "instant" for m in metrics):
         # Money moving asked of a balance ("spending on property and equipment", "cash
@@ -464,6 +466,26 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         not_understood = sorted(
             [*not_understood, *_flow_verbs(corrected, read)], key=lambda span: span.start
         )
+    unread_days = [
+        TextSpan(text=corrected[start:end], start=start, end=end)
+        for start, end in date_mentions(corrected)
+        if not any(s <= start < e for s, e in periods.spans)
+    ]
+    if metrics and unread_days:
+        # A day the period grammar did not read would leave the figure of another period.
+        not_understood = sorted([*not_understood, *unread_days], key=lambda span: span.start)
+    if metrics and all(METRICS_BY_ID[m].unit == "USD" for m in metrics):
+        # "How many shares did Apple repurchase" counts shares; "how many times" a ratio:
+        # a dollar amount answers neither.
+        counted = _COUNT_ASKED.search(corrected)
+        if counted is not None:
+            not_understood = sorted(
+                [
+                    *not_understood,
+                    TextSpan(text=counted.group(), start=counted.start(), end=counted.end()),
+                ],
+                key=lambda span: span.start,
+            )
     if not matches.metrics:
         # No figure: what is left is the topic asked about ("holders of record"), or a
         # figure the catalog does not name; a qualifier qualifies nothing.
@@ -490,6 +512,9 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
     )
 
 
+_COUNT_ASKED = re.compile(
+    r"\bhow many\s+(?!(?:dollars?|usd|billions?|millions?|thousands?)\b)[a-z]+", re.IGNORECASE
+)
 # Verbs of money moving over a period, which no balance (an instant) answers.
 _FLOW_VERBS = re.compile(
     r"\b(?:spen[dt]\w*|pa(?:y|id|ying|yments?)|generat\w*|earn\w*|brought|bring\w*"
