@@ -188,6 +188,14 @@ def _cash_flow_words(match: re.Match[str]) -> str:
     return f"{subject}{_CASH_FLOW_KINDS.get(kind, kind)} cash flow"
 
 
+# "How many times did Tesla turn over its inventory" asks for its inventory turnover.
+_TURNED_OVER = re.compile(r"\bturn(?:s|ed|ing)? over (?P<what>[a-z]+)")
+
+
+def _turnover(match: re.Match[str]) -> str:
+    return f"{match.group('what')} turnover"
+
+
 def normalize_phrase(text: str, *, grammar: bool = True) -> str:
     """The form phrases are compared in: lower case, no punctuation, initials joined,
     shorthand spelled out, plurals singular, filler words gone, and the cash flow
@@ -203,6 +211,8 @@ def normalize_phrase(text: str, *, grammar: bool = True) -> str:
             if part not in _STOP_WORDS:
                 kept.append(_singular(part))
     normalized = " ".join(kept or words)
+    if grammar and " over " in normalized:
+        normalized = _TURNED_OVER.sub(_turnover, normalized)
     if not grammar or "cash" not in normalized:  # most phrases: no pattern to run
         return normalized
     normalized = _CASH_FLOW_SUBJECT.sub(_cash_flow_words, normalized)

@@ -75,7 +75,8 @@ FILLER_WORDS = frozenset(
         "generated generates post posted record bring brought book booked "
         # Holding a balance: "long-term debt Apple was carrying", "cash on hand", "on its
         # balance sheet".
-        "carry carrying carried carries hold holds holding held hand sheet actually"
+        "carry carrying carried carries hold holds holding held hand sheet actually "
+        "sit sits sat provide times back close closing"
     )
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9'&.-]*", re.IGNORECASE)

@@ -55,7 +55,8 @@ _RESTATING_WORDS = frozenset(
     str.split(
         "net total overall consolidated aggregate entire whole combined ratio multiple balance "
         "spend spends spent spending generate generates generated earn earns earned "
-        "make makes made post posts posted book books booked bring brings brought"
+        "make makes made post posts posted book books booked bring brings brought "
+        "outlay outlays expense expenses expensed"
     )
 )
 _NUMBER = re.compile(r"^\d+[a-z]?$|^(?:19|20)\d{2}$|^fy\d{2,4}$|^q[1-4]$")

@@ -31,7 +31,8 @@ Span = tuple[int, int]
 _YEAR4 = r"(?:19|20)\d{2}"
 # "fiscal" and "fiscal year(s)" before a year are part of what the grammar reads.
 _YEAR_PATTERN = re.compile(
-    r"(?:\bfiscal[\s-]+(?:years?\s+)?)?\b(?:fy\s?'?(?P<fy>\d{4}|\d{2})|(?P<year>(?:19|20)\d{2}))\b",
+    r"(?:\bfiscal[\s-]+(?:years?\s+)?)?(?:(?:\bfy\s?'?|(?<=fiscal )')(?P<fy>\d{4}|\d{2})"
+    r"|\b(?P<year>(?:19|20)\d{2}))\b",
     re.IGNORECASE,
 )
 _QUARTER_PATTERN = re.compile(
@@ -927,7 +928,16 @@ def price_window(text: str, latest_day: date | None = None) -> dict[str, date]:
     return read_price_window(text, latest_day).window
 
 
+# A year as people write one: "2019", "'19", "FY19".
+_YEAR_WRITTEN = re.compile(r"\b(?:19|20)\d{2}\b|'\d{2}\b|\bfy\s?\d{2}\b", re.IGNORECASE)
+
+
 def date_mentions(text: str) -> list[tuple[int, int]]:
-    """Where the text writes a calendar day ("March 29, 2025", "2025-03-29", "3/29/2025"),
-    read as a period or not: a day the period grammar did not read must not be dropped."""
-    return [match.span() for match in _DATE_PATTERN.finditer(text)]
+    """Where the text writes a calendar day ("March 29, 2025", "2025-03-29", "3/29/2025") or
+    a year, read as a period or not: one the period grammar did not read must not be
+    dropped."""
+    return [
+        match.span()
+        for pattern in (_DATE_PATTERN, _YEAR_WRITTEN)
+        for match in pattern.finditer(text)
+    ]

@@ -180,7 +180,8 @@ class CompanyDirectory:
             by_name: dict[str, str] = self._by_name  # type: ignore[attr-defined]
             for match in pattern.finditer(text):
                 found.append((match.start(), match.end(), by_name[match.group(1).lower()]))
-        found.sort()
+        # At one start the longest name wins: "Apple Computer", not "Apple" and a leftover.
+        found.sort(key=lambda mention: (mention[0], -mention[1]))
         kept: list[tuple[int, int, str]] = []
         for start, end, symbol in found:
             if kept and start < kept[-1][1]:
