@@ -135,26 +135,25 @@ def test_each_bundled_file_holds_only_its_own_split_and_ids_are_unique() -> None
     assert {q.split for q in dev} == {"dev"} and {q.split for q in heldout} == {"heldout"}
     ids = [q.id for q in dev + heldout]
     assert len(ids) == len(set(ids))
-    assert all(q.id.startswith("h") for q in heldout)
-    assert all(q.id[0] in "gd" for q in dev)
+    # The held-out questions were written by someone who never read the rules (ids o…);
+    # earlier held-out sets joined the dev split once their misses were looked at.
+    assert all(q.id.startswith("o") for q in heldout)
+    assert all(q.id[0] in "gdhkmn" for q in dev)
     assert len(load_split("all")) == len(dev) + len(heldout)
 
 
-def test_the_heldout_split_mirrors_the_new_dev_questions_topic_by_topic() -> None:
+def test_the_heldout_split_asks_every_kind_the_dev_split_was_tuned_on() -> None:
     new_dev = [q for q in load_split("dev") if not q.tuned]
     heldout = load_split("heldout")
     assert len(new_dev) >= 55 and len(heldout) >= 55
-    dev_topics, heldout_topics = (
-        Counter(q.topic for q in new_dev),
-        Counter(q.topic for q in heldout),
-    )
-    assert set(dev_topics) == set(heldout_topics) == {
+    heldout_topics = Counter(q.topic for q in heldout)
+    assert set(heldout_topics) == {
         "dates", "share_class_and_names", "cash_flow", "ratios", "scoped_figures",
-        "filing_content",
+        "plain_lookup",
     }  # fmt: skip
-    for topic, count in dev_topics.items():
-        assert abs(count - heldout_topics[topic]) <= 1, topic
-    assert sum(q.expect == "uncovered" for q in heldout) >= 15
+    assert set(heldout_topics) <= {q.topic for q in new_dev}
+    assert all(count >= 6 for count in heldout_topics.values()), heldout_topics
+    assert sum(q.expect == "uncovered" for q in heldout) >= 8
 
 
 def test_a_heldout_question_filed_among_the_dev_questions_is_refused(tmp_path: Path) -> None:

@@ -211,3 +211,18 @@ def test_a_balance_sheet_dated_a_day_is_the_balance_on_that_day() -> None:
     route = route_question("Apple inventory on its balance sheet dated March 30, 2024", DIRECTORY)
     assert route.intent == "metric_lookup"
     assert route.understood.covered
+
+
+@pytest.mark.parametrize(
+    ("question", "scope"),
+    [
+        ("How much did Google Cloud bring in during 2024?", "Google Cloud"),
+        ("How much did Apple's iPhone business bring in during fiscal 2024?", "iPhone business"),
+    ],
+)
+def test_a_segment_asked_with_a_verb_is_not_answered_with_the_company_total(
+    question: str, scope: str
+) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "document_search"
+    assert [s.text for m in route.understood.metrics for s in m.scope] == [scope]

@@ -387,15 +387,22 @@ class Understanding:
 # How people ask for a figure without naming it: "how much did Tesla make", "…sell".
 _VERB_METRICS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
-        re.compile(r"\bhow much (?:money |profit )?(?:did|does|do) .+? (?:make|earn)\b", re.I),
+        re.compile(
+            r"\bhow much (?:money |profit )?(?:did|does|do) (?P<subject>.+?) (?:make|earn)\b", re.I
+        ),
         "net_income",
     ),
-    (re.compile(r"\bhow much (?:did|does|do) .+? (?:sell|bring in|take in)\b", re.I), "revenue"),
+    (
+        re.compile(
+            r"\bhow much (?:did|does|do) (?P<subject>.+?) (?:sell|bring in|take in)\b", re.I
+        ),
+        "revenue",
+    ),
     (re.compile(r"\b(?:earned|earns|made|makes) (?:more|less|the most)\b", re.I), "net_income"),
     (re.compile(r"\b(?:sold|sells) (?:more|less|the most)\b", re.I), "revenue"),
     (re.compile(r"\bhow (?:much )?profitable (?:was|is)\b", re.I), "net_margin"),
     (
-        re.compile(r"\bhow many (?:shares|stocks) (?:does|did|do) .+? have\b", re.I),
+        re.compile(r"\bhow many (?:shares|stocks) (?:does|did|do) (?P<subject>.+?) have\b", re.I),
         "shares_outstanding",
     ),
 )
@@ -427,12 +434,18 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         ]
         if spoken:
             metric, match = spoken[0]
-            read.append(match.span())
-            # The verb phrase is the metric: its words are read, the rest is not.
+            # The verb phrase is the metric: its words are read; its subject is read only
+            # as far as it names the company ("Google Cloud" is a segment of Google).
+            verb = (
+                [(match.start(), match.start("subject")), (match.end("subject"), match.end())]
+                if "subject" in match.re.groupindex
+                else [match.span()]
+            )
+            read.extend(verb)
             unresolved = [
                 rest
                 for phrase in matches.unresolved
-                if (rest := _words_outside(phrase, corrected, match.span()))
+                if (rest := _words_outside(phrase, corrected, verb))
             ]
             matches = MetricMatches([metric], [], unresolved)
             spoken_metric = True
@@ -532,9 +545,13 @@ def _flow_verbs(text: str, read: Sequence[tuple[int, int]]) -> list[TextSpan]:
     ]
 
 
-def _words_outside(phrase: str, text: str, span: tuple[int, int]) -> str:
-    """The words of a (normalized) phrase that stand outside `span` of the text."""
-    kept = [word for word in phrase.split() if not span[0] <= locate(word, text).start < span[1]]
+def _words_outside(phrase: str, text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The words of a (normalized) phrase that stand outside the `spans` of the text."""
+    kept = [
+        word
+        for word in phrase.split()
+        if not any(start <= locate(word, text).start < end for start, end in spans)
+    ]
     return " ".join(kept)
 
 
