@@ -12,6 +12,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.intents import INTENT_NAMES
 from shared.subjects import Stage
 
 MAX_QUESTION_CHARS = 2000
@@ -143,22 +144,9 @@ class ToolResult(Contract):
 # --- payloads, one per hop --------------------------------------------------------
 
 
-# Every intent finq knows; shared.intents holds each one's definition (tools, examples,
-# keywords), and a test keeps the two lists equal.
-Intent = Literal[
-    "metric_lookup",
-    "metric_comparison",
-    "metric_trend",
-    "price",
-    "filings",
-    "document_search",
-    "definition",
-    "list_metrics",
-    "portfolio_overview",
-    "portfolio_position",
-    "clarify",
-    "out_of_scope",
-]
+# Every intent finq knows: the names of the definitions registered in `shared.intents`, so
+# a new intent's module and registry line are all the wire needs.
+Intent = Literal[INTENT_NAMES]  # type: ignore[valid-type]
 # Which layer decided a route: rules, the trained classifier, the LLM, or the conversation
 # (a follow-up or a reply to a clarifying question completed from earlier turns).
 RouteLayer = Literal["rules", "classifier", "llm", "conversation"]

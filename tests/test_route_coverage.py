@@ -4,6 +4,7 @@ no filing text is held the reply names what finq can answer instead, never a wid
 
 from __future__ import annotations
 
+import typing
 from datetime import date
 
 import pytest
@@ -15,7 +16,7 @@ from services.router.routing import route_question
 from services.router.rules import CompanyDirectory, CompanyEntry
 from services.validator.finalizing import validate_draft
 from shared.contracts import ToolResult, ToolsCompleted
-from shared.intents import INTENTS
+from shared.intents import INTENTS, DrafterKind, PlannerKind
 
 DIRECTORY = CompanyDirectory(
     (
@@ -29,10 +30,11 @@ DIRECTORY = CompanyDirectory(
 )
 
 
-def test_every_intent_has_one_planner_and_one_drafter() -> None:
-    names = {intent.name for intent in INTENTS}
-    assert set(PLANNERS) == names
-    assert set(DRAFTERS) == names
+def test_every_intent_names_a_planner_and_a_drafter_that_exist_and_every_kind_is_used() -> None:
+    assert {intent.planner for intent in INTENTS} == set(PLANNERS)
+    assert {intent.drafter for intent in INTENTS} == set(DRAFTERS)
+    assert set(typing.get_args(PlannerKind)) == set(PLANNERS)
+    assert set(typing.get_args(DrafterKind)) == set(DRAFTERS)
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,6 @@ from shared.contracts import (
     AnswerDrafted,
     Citation,
     Fact,
-    Intent,
     MetricInfo,
     Passage,
     RouteDecided,
@@ -39,6 +38,7 @@ from shared.contracts import (
     ToolsCompleted,
     Understood,
 )
+from shared.intents import INTENTS_BY_NAME, DrafterKind
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 
 
@@ -162,28 +162,26 @@ def draft_clarification(route: RouteDecided, fetched: Fetched) -> Drafted:
     return route.clarifying_question or "Could you rephrase the question?", []
 
 
-# One drafter per intent; adding an intent adds its line here and its planner's in the
-# router's `PLANNERS`.
-DRAFTERS: dict[Intent, Drafter] = {
-    "metric_lookup": draft_figures,
-    "metric_comparison": draft_figures,
-    "metric_trend": draft_series,
-    "price": draft_prices,
-    "filings": draft_filings_index,
-    "document_search": draft_from_documents,
+# One drafter per kind (`shared.intents.DrafterKind`); an intent names the kind that drafts
+# its answers, so a new intent drafted like another adds nothing here.
+DRAFTERS: dict[DrafterKind, Drafter] = {
+    "figures": draft_figures,
+    "series": draft_series,
+    "prices": draft_prices,
+    "filings_index": draft_filings_index,
+    "documents": draft_from_documents,
     "definition": draft_definition,
-    "list_metrics": draft_metric_list,
-    "portfolio_overview": draft_not_yet,
-    "portfolio_position": draft_not_yet,
-    "out_of_scope": draft_refusal,
-    "clarify": draft_clarification,
+    "metric_list": draft_metric_list,
+    "not_yet": draft_not_yet,
+    "refusal": draft_refusal,
+    "clarification": draft_clarification,
 }
 
 
 def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     route = completed.route
     fetched = Fetched.of(completed.results, route.understood)
-    text, citations = DRAFTERS[route.intent](route, fetched)
+    text, citations = DRAFTERS[INTENTS_BY_NAME[route.intent].drafter](route, fetched)
     if fetched.errors and not fetched.facts and not fetched.passages:
         text = " ".join(
             f"That request could not be run: {error.message}." for error in fetched.errors

@@ -1,10 +1,10 @@
-"""From what the router understood to a plan: one planner per intent, found through
-`PLANNERS`.
+"""From what the router understood to a plan: one planner per kind, found through
+`PLANNERS` by the kind an intent's definition names (`shared.intents`).
 
 A planner turns the typed understanding into whitelisted tool calls with validated
-arguments, or a clarifying question naming what is missing. Adding an intent is its
-definition in `shared.intents`, its planner here (one function and one registry line) and
-its drafter in the answerer's registry.
+arguments, or a clarifying question naming what is missing. An intent planned like
+another (a comparison like a lookup) adds nothing here; a new kind of plan adds one
+function and one registry line.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from services.router.rules import (
     understood_of,
 )
 from shared.contracts import Intent, PriceWindow, RouteDecided, ToolCall, Understood
-from shared.intents import tool_allowed
+from shared.intents import INTENTS_BY_NAME, PlannerKind, tool_allowed
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.metric_resolver import UnknownMetricPhrase
 from shared.tool_schemas import (
@@ -97,7 +97,8 @@ def plan_intent(
         intent = "document_search"
     planning = Planning(understanding, understood_of(understanding, directory), directory, finder)
     planning.understood.uncovered_figure = uncovered
-    planner = PLANNERS.get(intent, plan_clarification)  # type: ignore[call-overload]
+    known = INTENTS_BY_NAME.get(intent)
+    planner = PLANNERS[known.planner] if known is not None else plan_clarification
     return planner(intent, planning)  # type: ignore[arg-type]
 
 
@@ -353,19 +354,15 @@ def plan_clarification(intent: Intent, planning: Planning) -> RouteDecided:
 
 # --- the registry -------------------------------------------------------------------------
 
-PLANNERS: dict[Intent, Planner] = {
-    "metric_lookup": plan_figures,
-    "metric_comparison": plan_figures,
-    "metric_trend": plan_figures,
-    "price": plan_prices,
-    "filings": plan_filings_index,
-    "document_search": plan_filing_search,
+PLANNERS: dict[PlannerKind, Planner] = {
+    "figures": plan_figures,
+    "prices": plan_prices,
+    "filings_index": plan_filings_index,
+    "filing_search": plan_filing_search,
     "definition": plan_definition,
-    "list_metrics": plan_metric_list,
-    "portfolio_overview": plan_no_tools,
-    "portfolio_position": plan_no_tools,
-    "out_of_scope": plan_no_tools,
-    "clarify": plan_clarification,
+    "metric_list": plan_metric_list,
+    "no_tools": plan_no_tools,
+    "clarification": plan_clarification,
 }
 
 

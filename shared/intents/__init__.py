@@ -1,0 +1,79 @@
+"""What finq can be asked: every intent as data, one module each, found through `INTENTS`.
+
+Adding an intent is one module here, holding its `IntentDefinition` (tools, cues,
+examples, and the kinds of planner and drafter that serve it), and one line in `INTENTS`.
+Nothing else changes: `shared.contracts.Intent` is the set of registered names, the router
+scores questions with the cues and plans with the planner of that kind, the classifier
+trains on the examples, the LLM layer offers only the intent's tools, the tools service
+refuses any other tool call, and the answerer drafts with the drafter of that kind.
+
+Examples are templates: `{company}`, `{metric}`, `{year}`, `{quarter}`, `{form}`, `{date}`,
+`{n}`, `{category}` and `{term}` are slots the training set fills in; everything else is
+written as people ask.
+"""
+
+from __future__ import annotations
+
+from shared.intents import (
+    clarify,
+    definition,
+    document_search,
+    filings,
+    list_metrics,
+    metric_comparison,
+    metric_lookup,
+    metric_trend,
+    out_of_scope,
+    portfolio_overview,
+    portfolio_position,
+    price,
+)
+from shared.intents.intent_definition import (
+    Cue,
+    DrafterKind,
+    IntentDefinition,
+    PlannerKind,
+    cue,
+)
+
+# The registry, in the order the router breaks ties between equal cue scores.
+INTENTS: tuple[IntentDefinition, ...] = (
+    metric_lookup.DEFINITION,
+    metric_comparison.DEFINITION,
+    metric_trend.DEFINITION,
+    price.DEFINITION,
+    filings.DEFINITION,
+    document_search.DEFINITION,
+    definition.DEFINITION,
+    list_metrics.DEFINITION,
+    portfolio_overview.DEFINITION,
+    portfolio_position.DEFINITION,
+    clarify.DEFINITION,
+    out_of_scope.DEFINITION,
+)
+
+INTENT_NAMES: tuple[str, ...] = tuple(intent.name for intent in INTENTS)
+INTENTS_BY_NAME: dict[str, IntentDefinition] = {intent.name: intent for intent in INTENTS}
+
+# Which tools each intent may call; the router plans only these and the tools service
+# refuses anything else.
+ALLOWED_TOOLS: dict[str, frozenset[str]] = {intent.name: intent.tools for intent in INTENTS}
+
+
+def tool_allowed(intent: str, tool: str) -> bool:
+    definition = INTENTS_BY_NAME.get(intent)
+    return definition is not None and tool in definition.tools
+
+
+__all__ = [
+    "ALLOWED_TOOLS",
+    "INTENTS",
+    "INTENTS_BY_NAME",
+    "INTENT_NAMES",
+    "Cue",
+    "DrafterKind",
+    "IntentDefinition",
+    "PlannerKind",
+    "cue",
+    "tool_allowed",
+]
