@@ -190,6 +190,22 @@ def passing_verb(word: str, vocabulary: frozenset[str]) -> bool:
     return not any(len(stem) >= 4 and _stem(known).startswith(stem) for known in vocabulary)
 
 
+# The catalog's categories that say what a figure measures (not where it is reported).
+_ANALYTIC_CATEGORIES = frozenset(
+    {"profitability", "growth", "leverage", "liquidity", "efficiency", "valuation"}
+)
+
+
+def _names_the_category(span: TextSpan, categories: Sequence[str]) -> bool:
+    """Whether a leftover span only says what kind of figure was asked ("how leveraged was
+    Apple — debt to equity", "how efficiently … (asset turnover)"): the word of the found
+    metric's own category, in any form."""
+    stems = {category[:6] for category in categories if category in _ANALYTIC_CATEGORIES}
+    return bool(stems) and all(
+        _is_filler(word) or word.lower()[:6] in stems for word in _WORD.findall(span.text)
+    )
+
+
 def _only_verbs(span: TextSpan, question: str, vocabulary: frozenset[str]) -> bool:
     """Whether a leftover span is filler and passing verbs only, none of them standing
     right before a word of a metric's name (there "forecasted revenue", "issued shares",
@@ -209,6 +225,7 @@ def leftovers(
     companies: Sequence[tuple[int, int]] = (),
     definitions: Sequence[str] = (),
     vocabulary: frozenset[str] = frozenset(),
+    categories: Sequence[str] = (),
 ) -> tuple[list[MetricScope], list[TextSpan]]:
     """A figure question's leftover phrases, as qualifiers of the figure and as spans
     nothing read; filler is dropped, and so is a phrase that repeats the definition of the
@@ -235,6 +252,7 @@ def leftovers(
             meaningful(span.text)
             and not restates_definition(span, question, definitions)
             and not (vocabulary and _only_verbs(span, question, vocabulary))
+            and not _names_the_category(span, categories)
         ):
             unread.append(span)
     return scopes, unread

@@ -463,6 +463,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         if periods.same_quarter_last_year
         else growth_metrics(question, matches.metrics, periods.fiscal_years)
     )
+    metrics = _without_explained_inputs(corrected, metrics)
     if _CAGR_WORDS.search(question) and periods.last and periods.period in (None, "annual"):
         # "CAGR over the last five years" is one figure: the latest five-year CAGR.
         periods.last, periods.spans_several = 1, False
@@ -472,6 +473,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         read,
         [(start, end) for start, end, _ in mentions],
         definitions=[METRICS_BY_ID[m].description for m in matches.metrics],
+        categories=[METRICS_BY_ID[m].category for m in matches.metrics],
         vocabulary=finder.resolver.vocabulary if matches.metrics else frozenset(),
     )
     if metrics and all(METRICS_BY_ID[m].kind == "instant" for m in metrics):
@@ -524,6 +526,25 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         spoken_metric=spoken_metric,
         ratio=ratio,
     )
+
+
+# How a question explains the figure it names: "free cash flow (operating cash flow less
+# capex)", "R&D intensity - R&D as a share of revenue", "leverage, measured as …".
+_EXPLAINED = re.compile(
+    r"\(|\s[-–—:]\s|\b(?:measured|calculated|computed|defined) as\b|\bi\.e\.|\bthat is\b",
+    re.IGNORECASE,
+)
+
+
+def _without_explained_inputs(question: str, metrics: list[str]) -> list[str]:
+    """A derived figure named first and then explained by its own inputs asks for that
+    figure alone: the inputs are how the user says what they mean, not more figures."""
+    if len(metrics) < 2 or not _EXPLAINED.search(question):
+        return metrics
+    first = METRICS_BY_ID[metrics[0]]
+    if first.derived and set(metrics[1:]) <= set(first.inputs):
+        return metrics[:1]
+    return metrics
 
 
 _COUNT_ASKED = re.compile(
