@@ -128,3 +128,31 @@ def test_the_router_reads_which_figure_is_the_whole() -> None:
     )
     assert held.understood.ratio is None
     assert held.tool_calls[0].arguments["metrics"] == ["net_margin"]
+
+
+def test_a_figure_asked_between_two_fiscal_years_has_its_change_computed_and_validated() -> None:
+    periods = PeriodSelection(period_type="annual", fiscal_years=[2022, 2023])
+    route = RouteDecided(
+        question="How did Apple's revenue change between fiscal 2022 and fiscal 2023?",
+        intent="metric_trend",
+        tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+        understood=understanding({"AAPL": "Apple"}, ["revenue"], periods=periods),
+    )
+    route.understood.growth = True
+    facts = [
+        make_fact(394_328e6, year=2022, period_end=date(2022, 9, 24)),
+        make_fact(383_285e6, year=2023, period_end=date(2023, 9, 30)),
+    ]
+    result = ToolResult(
+        tool="get_financial_metrics",
+        arguments={},
+        facts=facts,
+        sources=[Source(source_id=f.source_id, label="Apple 10-K", form="10-K") for f in facts],
+    )
+    draft = draft_answer(ToolsCompleted(route=route, results=[result]))
+    assert (
+        "From fiscal 2022 to fiscal 2023, Apple's revenue changed by -2.8%: "
+        "($383.3 billion / $394.3 billion - 1) × 100." in draft.answer
+    )
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues

@@ -1,8 +1,8 @@
 """Figures finq does not store but the question asks for, computed in code from the
 figures it fetched, with the arithmetic shown: a year-to-date total ("the nine months
 ended June 29, 2024" is Q1 + Q2 + Q3), a quarter's growth against the same quarter a year
-earlier, and a ratio asked in words that the catalog does not hold ("what percentage of
-Apple's revenue was cost of sales").
+earlier, the change of a figure between two fiscal years named, and a ratio asked in words
+that the catalog does not hold ("what percentage of Apple's revenue was cost of sales").
 
 Each is a derived fact whose inputs are the fetched figures, so the validator checks the
 result and its terms like any other figure.
@@ -45,7 +45,7 @@ def computed_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fa
     sentences that show its arithmetic."""
     derived: list[Fact] = []
     sentences: list[str] = []
-    for compute in (year_to_date, same_quarter_growth, ratio_figures):
+    for compute in (year_to_date, same_quarter_growth, change_between_years, ratio_figures):
         found, said = compute(facts, understood)
         derived.extend(found)
         sentences.extend(said)
@@ -134,6 +134,45 @@ def same_quarter_growth(facts: list[Fact], understood: Understood) -> tuple[list
                 f"{format_value(before.value, before.unit)} - 1) × 100."
             )
     return growths, sentences
+
+
+def change_between_years(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+    """How a figure changed between the two fiscal years a question names ("how did
+    revenue change between fiscal 2022 and fiscal 2023"), in percent of the earlier one."""
+    periods = understood.periods
+    if not understood.growth or periods.same_quarter_last_year or len(periods.fiscal_years) != 2:
+        return [], []
+    first_year, last_year = sorted(periods.fiscal_years)
+    annual = {
+        (fact.symbol, fact.metric, fact.fiscal_year): fact
+        for fact in facts
+        if fact.period_type == "annual" and fact.metric in METRICS_BY_ID
+    }
+    changes: list[Fact] = []
+    sentences: list[str] = []
+    for (symbol, metric, year), last in sorted(annual.items()):
+        first = annual.get((symbol, metric, first_year))
+        if year != last_year or first is None or first.value <= 0:
+            continue
+        value = (last.value / first.value - 1) * 100
+        changes.append(
+            _derived(
+                last,
+                metric_label=f"{last.metric_label} change since fiscal {first_year}",
+                value=value,
+                unit="%",
+                source_id=f"derived:{symbol}:{metric}:change:FY{first_year}-FY{last_year}",
+                formula="(later / earlier - 1) * 100",
+                inputs=[_input("later", last), _input("earlier", first)],
+            )
+        )
+        sentences.append(
+            f"From fiscal {first_year} to fiscal {last_year}, {possessive(last.company)} "
+            f"{mid_sentence(last.metric_label)} changed by {format_value(value, '%')}: "
+            f"({format_value(last.value, last.unit)} / {format_value(first.value, first.unit)}"
+            " - 1) × 100."
+        )
+    return changes, sentences
 
 
 def ratio_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:

@@ -306,7 +306,8 @@ _GROWTH_BASE = {growth: base for base, growth in YOY_GROWTH_OF.items()}
 def growth_metrics(question: str, metrics: list[str], years: list[int]) -> list[str]:
     """ "How much did revenue grow" asks for revenue growth, "revenue CAGR over the last 5
     years" for the 5-year CAGR; over a range the figures themselves stay beside their growth,
-    so the answer shows both what they were and how they moved."""
+    so the answer shows both what they were and how they moved; between two years named,
+    the two figures, whose change the answerer computes."""
     span = find_last_n(question)
     window = span[0] if span and span[1] == "years" else (max(years) - min(years) if years else 0)
     chosen: list[str] = []
@@ -314,6 +315,10 @@ def growth_metrics(question: str, metrics: list[str], years: list[int]) -> list[
         if _CAGR_WORDS.search(question):
             cagr = CAGR_OF.get((metric, window)) or CAGR_OF.get((metric, 3))
             replacement = [cagr] if cagr else [metric]
+        elif _GROWTH_WORDS.search(question) and metric in YOY_GROWTH_OF and len(years) == 2:
+            # Two years named: the figure of each, and the answerer computes the change
+            # between them (years apart or not), with its arithmetic.
+            replacement = [metric]
         elif _GROWTH_WORDS.search(question) and metric in YOY_GROWTH_OF:
             growth = YOY_GROWTH_OF[metric]
             replacement = [metric, growth] if len(years) > 1 or span else [growth]
