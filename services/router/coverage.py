@@ -76,7 +76,10 @@ FILLER_WORDS = frozenset(
         # Holding a balance: "long-term debt Apple was carrying", "cash on hand", "on its
         # balance sheet".
         "carry carrying carried carries hold holds holding held hand sheet actually "
-        "sit sits sat provide times back close closing"
+        "sit sits sat provide times back close closing "
+        # How a figure moved over the periods asked: the periods say over which.
+        "move moved moves moving across develop developed evolve evolved rising falling trend "
+        "trending walk through"
     )
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9'&.-]*", re.IGNORECASE)

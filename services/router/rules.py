@@ -461,6 +461,9 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         # the net margin): ask for it by name.
         matches = MetricMatches([held], matches.resolutions, matches.unresolved)
         ratio = None
+    explained = _without_explained_inputs(corrected, matches.metrics)
+    if explained != matches.metrics:
+        matches = MetricMatches(explained, matches.resolutions, matches.unresolved)
     metrics = (
         # A quarter against the same quarter a year earlier: both quarters are fetched and
         # the answerer computes the change (quarterly growth is not a stored figure).
@@ -468,7 +471,6 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         if periods.same_quarter_last_year
         else growth_metrics(question, matches.metrics, periods.fiscal_years)
     )
-    metrics = _without_explained_inputs(corrected, metrics)
     if _CAGR_WORDS.search(question) and periods.last and periods.period in (None, "annual"):
         # "CAGR over the last five years" is one figure: the latest five-year CAGR.
         periods.last, periods.spans_several = 1, False
