@@ -197,6 +197,7 @@ CATALOG: tuple[Metric, ...] = (
             "profit",
             "net profit",
             "bottom line",
+            "bottom line",
             "profit after tax",
             "after tax profit",
         ),

@@ -419,6 +419,8 @@ _TAG_WORD = re.compile(r"[A-Z][a-z]*|[0-9]+")
 _PAYMENT_TAG = re.compile(r"^payments (?:(?P<action>to \w+) |for |of )(?P<object>.+)$")
 _PAID_TAG = re.compile(r"^(?P<object>.+?) paid(?P<net> net)?$")
 _PAYMENT_LEADS = (
+    "paid in",
+    "pay in",
     "payments for",
     "payment for",
     "paid for",

@@ -228,3 +228,33 @@ def test_a_segment_asked_with_a_verb_is_not_answered_with_the_company_total(
     route = route_question(question, DIRECTORY)
     assert route.intent == "document_search"
     assert [s.text for m in route.understood.metrics for s in m.scope] == [scope]
+
+
+@pytest.mark.parametrize(
+    ("question", "metric"),
+    [
+        # Beside a cash flow figure, "cash" is the money it moved, not the cash balance.
+        ("How much cash did Apple spend buying back its own stock in fiscal 2023?",
+         "share_repurchases"),
+        ("Alphabet stock-based comp expense per the cash flow statement, 2023",
+         "stock_based_compensation"),
+        # The user's own gloss names the figure their other words describe.
+        ("Apple: amount owed to suppliers (accounts payable) at fiscal year-end 2022",
+         "accounts_payable"),
+        # A multiple a stock trades at; a slip and a joining word before a name.
+        ("What price-to-earnings multiple did NVIDIA trade at for fiscal 2022?", "pe_ratio"),
+        ("Tesla retrun on assets in 2021", "return_on_assets"),
+    ],
+)  # fmt: skip
+def test_a_figure_described_in_the_users_own_words_is_read_as_that_figure(
+    question: str, metric: str
+) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "metric_lookup", route.understood.not_understood
+    assert route.tool_calls[0].arguments["metrics"] == [metric]
+
+
+def test_a_gloss_never_passes_over_a_basis_word_or_a_period() -> None:
+    route = route_question("Apple forecasted revenue (revenue) 2024", DIRECTORY)
+    assert route.intent == "document_search"
+    assert [span.text for span in route.understood.not_understood] == ["forecasted"]

@@ -177,6 +177,12 @@ _BASIS = re.compile(
 )
 
 
+def changes_basis(text: str) -> bool:
+    """Whether a phrase holds a word that changes what a figure measures ("excluding",
+    "adjusted", "forecast")."""
+    return any(_BASIS.match(word.lower()) for word in _WORD.findall(text))
+
+
 def _stem(word: str) -> str:
     return re.sub(r"(?:ing|ed|e|s)$", "", word)
 
@@ -199,13 +205,23 @@ _ANALYTIC_CATEGORIES = frozenset(
 )
 
 
+# Verbs that go with a kind of figure: a stock "trades at" a multiple.
+_CATEGORY_VERBS: dict[str, tuple[str, ...]] = {"valuation": ("trad",)}
+
+
 def _names_the_category(span: TextSpan, categories: Sequence[str]) -> bool:
     """Whether a leftover span only says what kind of figure was asked ("how leveraged was
     Apple — debt to equity", "how efficiently … (asset turnover)"): the word of the found
     metric's own category, in any form."""
-    stems = {category[:6] for category in categories if category in _ANALYTIC_CATEGORIES}
+    stems = {
+        stem
+        for category in categories
+        if category in _ANALYTIC_CATEGORIES
+        for stem in (category[:6], *_CATEGORY_VERBS.get(category, ()))
+    }
     return bool(stems) and all(
-        _is_filler(word) or word.lower()[:6] in stems for word in _WORD.findall(span.text)
+        _is_filler(word) or any(word.lower().startswith(stem) for stem in stems)
+        for word in _WORD.findall(span.text)
     )
 
 

@@ -59,6 +59,8 @@ _RESTATING_WORDS = frozenset(
         "outlay outlays expense expenses expensed"
     )
 )
+# Words that join two words of a name: "return on assets", "days of inventory".
+_JOINING_WORDS = frozenset({"on", "of", "to", "per", "over"})
 _NUMBER = re.compile(r"^\d+[a-z]?$|^(?:19|20)\d{2}$|^fy\d{2,4}$|^q[1-4]$")
 # A run longer than this is a sentence, not a metric name; windows inside it are tried.
 _MAX_WINDOW = 5
@@ -191,15 +193,25 @@ class MetricFinder:
                 phrase = " ".join(words[start : start + size])
                 metric = self.resolver.phrases.get(phrase) or self.resolver.learned.get(phrase)
                 if metric is not None:
-                    before = [s.words[0] for s in spans[-1:] if s.metric is None]
-                    longer, taken = self._misspelt_prefix(before or ["|"], words[start:], size)
+                    # The one or two words before the name that no name took.
+                    before: list[str] = []
+                    for span in reversed(spans[-2:]):
+                        if span.metric is not None:
+                            break
+                        before.insert(0, span.words[0])
+                    longer, taken, used = self._misspelt_prefix(before, words[start:], size)
                     # A slip before the name may make it a longer one ("opearting cash
-                    # flow") or the same one written in full ("stockholdrs equity").
+                    # flow") or the same one written in full ("stockholdrs equity",
+                    # "retrun on assets").
                     if longer is not None:
-                        spans[-1] = _Span(
-                            (spans[-1].words[0], *words[start : start + taken]),
-                            longer.metric_id,
-                            longer,
+                        slipped = tuple(word for span in spans[-used:] for word in span.words)
+                        del spans[-used:]
+                        spans.append(
+                            _Span(
+                                (*slipped, *words[start : start + taken]),
+                                longer.metric_id,
+                                longer,
+                            )
                         )
                         start += taken
                         break
@@ -272,22 +284,26 @@ class MetricFinder:
 
     def _misspelt_prefix(
         self, leftover: list[str], rest: list[str], size: int
-    ) -> tuple[Resolution | None, int]:
+    ) -> tuple[Resolution | None, int, int]:
         """The metric that the word before an exact phrase names with it and up to two
         words after it, when that word is a slip ("opearting" + "cash" + "flow" → operating
-        cash flow); and how many words from the phrase's start it took."""
+        cash flow), or a slip and a joining word ("retrun" + "on" + "assets"); how many
+        words from the phrase's start it took, and how many words before it."""
         if not leftover:
-            return None, 0
-        before = leftover[-1]
-        if before == "|" or before in _QUESTION_WORDS or before in self.company_words:
-            return None, 0
-        if _NUMBER.match(before) or before in self.resolver.vocabulary:
-            return None, 0
+            return None, 0, 0
+        if len(leftover) == 2 and leftover[-1] in _JOINING_WORDS:
+            slip, before = leftover[0], leftover
+        else:
+            slip, before = leftover[-1], leftover[-1:]
+        if slip in _QUESTION_WORDS or slip in self.company_words:
+            return None, 0, 0
+        if _NUMBER.match(slip) or slip in self.resolver.vocabulary:
+            return None, 0, 0
         for taken in range(min(len(rest), size + 2), size - 1, -1):
-            match = self.resolver.fuzzy(" ".join([before, *rest[:taken]]))
+            match = self.resolver.fuzzy(" ".join([*before, *rest[:taken]]))
             if match is not None:
-                return match, taken
-        return None, 0
+                return match, taken, len(before)
+        return None, 0, 0
 
     def _content_runs(self, words: Iterable[str]) -> list[list[str]]:
         runs: list[list[str]] = [[]]

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Protocol
 
 from rapidfuzz.distance import OSA
 
-from services.router.coverage import leftovers, locate
+from services.router.coverage import changes_basis, leftovers, locate
 from services.router.fiscal_calendar import FiscalCalendar
 from services.router.metric_finding import MetricFinder, MetricMatches
 from services.router.periods import (
@@ -461,7 +461,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         # the net margin): ask for it by name.
         matches = MetricMatches([held], matches.resolutions, matches.unresolved)
         ratio = None
-    explained = _without_explained_inputs(corrected, matches.metrics)
+    explained = _without_bare_cash(corrected, _without_explained_inputs(corrected, matches.metrics))
     if explained != matches.metrics:
         matches = MetricMatches(explained, matches.resolutions, matches.unresolved)
     metrics = (
@@ -483,6 +483,14 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         categories=[METRICS_BY_ID[m].category for m in matches.metrics],
         vocabulary=finder.resolver.vocabulary if matches.metrics else frozenset(),
     )
+    if not_understood and _glossed(corrected, metrics, finder.resolver.phrases):
+        # "what Apple owed its suppliers (accounts payable)": the user named the figure
+        # in their own gloss, so their other words describe it; a basis word still stands.
+        not_understood = [
+            span
+            for span in not_understood
+            if changes_basis(span.text) or any(c.isdigit() for c in span.text)
+        ]
     if metrics and all(METRICS_BY_ID[m].kind == "instant" for m in metrics):
         # Money moving asked of a balance ("spending on property and equipment", "cash
         # Apple generated") is a flow the balance does not measure: never the balance.
@@ -552,6 +560,37 @@ def _without_explained_inputs(question: str, metrics: list[str]) -> list[str]:
     if first.derived and set(metrics[1:]) <= set(first.inputs):
         return metrics[:1]
     return metrics
+
+
+_PARENTHESIS = re.compile(r"\(([^()]{2,60})\)")
+
+
+def _glossed(question: str, metrics: list[str], phrases: Mapping[str, str]) -> bool:
+    """Whether the question names its one figure again in parentheses, by a catalog name."""
+    if len(metrics) != 1:
+        return False
+    return any(
+        phrases.get(normalize_phrase(inner.group(1))) == metrics[0]
+        for inner in _PARENTHESIS.finditer(question)
+    )
+
+
+# Cash named as the balance, not as the money a flow moved.
+_CASH_BALANCE = re.compile(
+    r"\bcash (?:and (?:cash )?equivalents|balance|on hand|pile|position|holdings?)\b"
+    r"|\bcash and short[\s-]term\b",
+    re.IGNORECASE,
+)
+
+
+def _without_bare_cash(question: str, metrics: list[str]) -> list[str]:
+    """ "How much cash did Apple spend buying back its stock", "cash paid in taxes",
+    "per the cash flow statement": beside a cash flow figure, the bare word "cash" is the
+    money that flow moved, not the cash balance, unless the question names the balance."""
+    flows = [m for m in metrics if METRICS_BY_ID[m].category in {"cash_flow", "capital_returns"}]
+    if "cash_and_equivalents" not in metrics or not flows or _CASH_BALANCE.search(question):
+        return metrics
+    return [m for m in metrics if m != "cash_and_equivalents"]
 
 
 _COUNT_ASKED = re.compile(
