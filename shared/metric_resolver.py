@@ -192,6 +192,9 @@ def _cash_flow_words(match: re.Match[str]) -> str:
 _TURNED_OVER = re.compile(r"\bturn(?:s|ed|ing)? over (?P<what>[a-z]+)")
 
 
+_ON_AVERAGE = re.compile(r"\b(on|to|over) average ")
+
+
 def _turnover(match: re.Match[str]) -> str:
     return f"{match.group('what')} turnover"
 
@@ -213,6 +216,10 @@ def normalize_phrase(text: str, *, grammar: bool = True) -> str:
     normalized = " ".join(kept or words)
     if grammar and " over " in normalized:
         normalized = _TURNED_OVER.sub(_turnover, normalized)
+    if grammar and " average " in normalized:
+        # "Return on average total assets": the catalog's returns and turnovers already
+        # divide by the average balance.
+        normalized = _ON_AVERAGE.sub(r"\1 ", normalized)
     if not grammar or "cash" not in normalized:  # most phrases: no pattern to run
         return normalized
     normalized = _CASH_FLOW_SUBJECT.sub(_cash_flow_words, normalized)

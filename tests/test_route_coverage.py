@@ -258,3 +258,35 @@ def test_a_gloss_never_passes_over_a_basis_word_or_a_period() -> None:
     route = route_question("Apple forecasted revenue (revenue) 2024", DIRECTORY)
     assert route.intent == "document_search"
     assert [span.text for span in route.understood.not_understood] == ["forecasted"]
+
+
+@pytest.mark.parametrize(
+    ("question", "metrics"),
+    [
+        # A figure explained by its inputs, or its inputs glossed by its name, is that figure.
+        ("Tesla's free cash flow in 2021 (operating cash flow less capex)?", ["free_cash_flow"]),
+        ("For every dollar of 2021 revenue, how many cents did Tesla keep as net profit? "
+         "(net margin)", ["net_margin"]),
+        # Two figures asked beside a parenthesis are both asked.
+        ("Apple's gross margin and revenue (fiscal 2023)", ["gross_margin", "revenue"]),
+        # A figure set aside is not asked; a coverage ratio in either order.
+        ("Alphabet cash and equivalents at the end of 2021, not the marketable securities",
+         ["cash_and_equivalents"]),
+        ("How many times over did Apple's operating income cover its interest expense in "
+         "fiscal 2022?", ["interest_coverage"]),
+        ("Which covered its interest expense more times over with operating income in fiscal "
+         "2021, Apple or Tesla?", ["interest_coverage"]),
+        ("Alphabet's return on average total assets for 2024", ["return_on_assets"]),
+    ],
+)  # fmt: skip
+def test_what_the_user_explains_sets_aside_or_glosses_is_read_as_they_mean_it(
+    question: str, metrics: list[str]
+) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.understood.covered, route.understood.not_understood
+    assert route.tool_calls[0].arguments["metrics"] == metrics
+
+
+def test_a_basis_the_user_excludes_is_never_set_aside() -> None:
+    route = route_question("Apple net income excluding restructuring in fiscal 2023", DIRECTORY)
+    assert route.intent == "document_search"

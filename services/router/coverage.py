@@ -79,7 +79,9 @@ FILLER_WORDS = frozenset(
         "sit sits sat provide times back close closing "
         # How a figure moved over the periods asked: the periods say over which.
         "move moved moves moving across develop developed evolve evolved rising falling trend "
-        "trending walk through"
+        "trending walk through go goes went gone up down add added adds parent "
+        # Set aside: "not the provision" (the figure set aside is dropped by the router).
+        "not just only"
     )
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9'&.-]*", re.IGNORECASE)
@@ -143,6 +145,8 @@ def locate(phrase: str, question: str, taken: Sequence[tuple[int, int]] = ()) ->
     return TextSpan(text=question[first:last], start=first, end=last)
 
 
+# An alternative reading the user rules out (not a basis: "excluding X" changes the figure).
+_SET_ASIDE = re.compile(r"\b(?:not|rather than|instead of)\s+(?:the\s+|its\s+|their\s+)?$", re.I)
 # How far back before a leftover phrase its wording may start: "net of" before "refunds".
 _RESTATING_CONTEXT_WORDS = 2
 
@@ -267,6 +271,9 @@ def leftovers(
             if named is not None and question[named : span.start].strip().isalpha():
                 scope = scope.model_copy(update={"text": question[named : span.end]})
             scopes.append(scope)
+        elif _SET_ASIDE.search(question[: span.start]):
+            # "cash taxes, not the provision": what the user sets aside is not asked.
+            continue
         elif (
             meaningful(span.text)
             and not restates_definition(span, question, definitions)

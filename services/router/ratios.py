@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from shared.contracts import RatioAsked
 from shared.metric_catalog import METRICS_BY_ID
-from shared.metric_resolver import RATIO_VERBS, normalize_phrase
+from shared.metric_resolver import FORMULA_INDEX, RATIO_VERBS, normalize_phrase
 
 # "on each dollar of revenue" names the whole wherever it stands ("how many cents of
 # operating profit did Alphabet make on each dollar of revenue").
@@ -28,7 +28,11 @@ _PART_OF = re.compile(
 )
 # The words that send the part to the whole ("did Nvidia keep as", "was eaten up by"), read
 # as part of the ratio once one is asked; so are the cents a part is counted in.
-_RATIO_WORDS = re.compile(rf"\b(?:{RATIO_VERBS}|cents?|up|out|as)\b", re.IGNORECASE)
+_RATIO_WORDS = re.compile(
+    rf"\b(?:{RATIO_VERBS}|cents?|up|out|as|cover(?:s|ed|ing)?|times|over|with)\b", re.IGNORECASE
+)
+# "How many times did operating income cover interest expense": the first over the second.
+_COVERS = re.compile(r"\bcover(?:s|ed|ing)?\b", re.IGNORECASE)
 _RATIO_OF = re.compile(r"\bratio\s+of\b|\bto\b.{0,40}?\bratio\b", re.IGNORECASE)
 
 
@@ -76,6 +80,12 @@ def ratio_asked(
         numerator = second if denominator == first else first
     elif (match := _RATIO_OF.search(text)) is not None:
         numerator, denominator = first, second
+    elif (match := _COVERS.search(text)) is not None:
+        # "Operating income covered interest expense" or "covered its interest expense
+        # with operating income": the order the catalog's coverage ratio holds them in.
+        numerator, denominator = first, second
+        if ("/", first, second) not in FORMULA_INDEX and ("/", second, first) in FORMULA_INDEX:
+            numerator, denominator = second, first
     elif (match := _PART_OF.search(text)) is not None:
         # The figure named first after the ratio words is the whole.
         at = len(normalize_phrase(text[: match.end()]).split())

@@ -461,7 +461,14 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         # the net margin): ask for it by name.
         matches = MetricMatches([held], matches.resolutions, matches.unresolved)
         ratio = None
-    explained = _without_bare_cash(corrected, _without_explained_inputs(corrected, matches.metrics))
+    explained = _without_negated(
+        corrected,
+        _without_bare_cash(
+            corrected,
+            _without_explained_inputs(corrected, matches.metrics, finder.resolver.phrases),
+        ),
+        finder.resolver.phrases,
+    )
     if explained != matches.metrics:
         matches = MetricMatches(explained, matches.resolutions, matches.unresolved)
     metrics = (
@@ -551,15 +558,40 @@ _EXPLAINED = re.compile(
 )
 
 
-def _without_explained_inputs(question: str, metrics: list[str]) -> list[str]:
-    """A derived figure named first and then explained by its own inputs asks for that
-    figure alone: the inputs are how the user says what they mean, not more figures."""
-    if len(metrics) < 2 or not _EXPLAINED.search(question):
+def _without_explained_inputs(
+    question: str, metrics: list[str], phrases: Mapping[str, str]
+) -> list[str]:
+    """A derived figure explained by its own inputs ("free cash flow (operating cash flow
+    less capex)"), or its inputs glossed by its name ("how many cents of each dollar of
+    revenue did Tesla keep as net profit (net margin)"), asks for that figure alone: the
+    other figures are how the user says what they mean."""
+    marker = _EXPLAINED.search(question)
+    if len(metrics) < 2 or marker is None:
         return metrics
     first = METRICS_BY_ID[metrics[0]]
-    if first.derived and set(metrics[1:]) <= set(first.inputs):
+    explanation = f" {normalize_phrase(question[marker.start() :])} "
+    if (
+        first.derived
+        and set(metrics[1:]) <= set(first.inputs)
+        and all(_named_in(explanation, metric, phrases) for metric in metrics[1:])
+        and not _named_in(explanation, first.id, phrases)
+    ):
         return metrics[:1]
+    for inner in _PARENTHESIS.finditer(question):
+        glossed = METRICS_BY_ID.get(phrases.get(normalize_phrase(inner.group(1)), ""))
+        if (
+            glossed is not None
+            and glossed.derived
+            and glossed.id in metrics
+            and {m for m in metrics if m != glossed.id} <= set(glossed.inputs)
+        ):
+            return [glossed.id]
     return metrics
+
+
+def _named_in(text: str, metric: str, phrases: Mapping[str, str]) -> bool:
+    """Whether normalized `text` (spaces around it) names the metric by a catalog name."""
+    return any(named == metric and f" {phrase} " in text for phrase, named in phrases.items())
 
 
 _PARENTHESIS = re.compile(r"\(([^()]{2,60})\)")
@@ -581,6 +613,25 @@ _CASH_BALANCE = re.compile(
     r"|\bcash and short[\s-]term\b",
     re.IGNORECASE,
 )
+
+
+_NEGATED = re.compile(r"\b(?:not|excluding|except|without|rather than)\s+(?:the\s+|its\s+)?$", re.I)
+
+
+def _without_negated(question: str, metrics: list[str], phrases: Mapping[str, str]) -> list[str]:
+    """ "Just cash and equivalents, not the marketable securities", "cash taxes, not the
+    provision": a figure named only to be set aside is not asked for."""
+    if len(metrics) < 2:
+        return metrics
+    normalized = normalize_phrase(question)
+    kept = []
+    for metric in metrics:
+        names = [phrase for phrase, named in phrases.items() if named == metric]
+        spots = [m.start() for n in names for m in re.finditer(rf"\b{re.escape(n)}\b", normalized)]
+        if spots and all(_NEGATED.search(normalized[:spot]) for spot in spots):
+            continue
+        kept.append(metric)
+    return kept or metrics
 
 
 def _without_bare_cash(question: str, metrics: list[str]) -> list[str]:
