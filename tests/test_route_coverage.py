@@ -290,3 +290,11 @@ def test_what_the_user_explains_sets_aside_or_glosses_is_read_as_they_mean_it(
 def test_a_basis_the_user_excludes_is_never_set_aside() -> None:
     route = route_question("Apple net income excluding restructuring in fiscal 2023", DIRECTORY)
     assert route.intent == "document_search"
+
+
+def test_a_figure_asked_with_a_verb_reads_its_subject() -> None:
+    route = route_question("How many Apple shares were outstanding in fiscal 2024?", DIRECTORY)
+    assert route.tool_calls[0].arguments["metrics"] == ["shares_outstanding"]
+    route = route_question("what did google cloud make in 2024", DIRECTORY)
+    assert route.intent == "document_search"
+    assert [s.text for m in route.understood.metrics for s in m.scope] == ["google cloud"]

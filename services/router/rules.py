@@ -407,6 +407,18 @@ _VERB_METRICS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:sold|sells) (?:more|less|the most)\b", re.I), "revenue"),
     (re.compile(r"\bhow (?:much )?profitable (?:was|is)\b", re.I), "net_margin"),
     (
+        re.compile(r"\bwhat (?:did|does|do) (?P<subject>.+?) (?:make|earn)\b", re.I),
+        "net_income",
+    ),
+    (
+        re.compile(
+            r"\bhow many (?P<subject>[\w'’.&-]+(?: [\w'’.&-]+)?) shares (?:were|are|was|is)"
+            r" outstanding\b",
+            re.I,
+        ),
+        "shares_outstanding",
+    ),
+    (
         re.compile(r"\bhow many (?:shares|stocks) (?:does|did|do) (?P<subject>.+?) have\b", re.I),
         "shares_outstanding",
     ),
