@@ -438,6 +438,7 @@ _PAYMENT_LEADS = (
     "cash outflows for",
     "cash spent on",
     "spent on",
+    "spend on",
     "spending on",
     "cash used for",
 )
