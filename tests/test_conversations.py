@@ -41,11 +41,11 @@ async def ask_and_answer(
 ) -> None:
     if request_id == "r1":
         await conn.execute(
-            START_CONVERSATION_SQL, "r1", "c1", "anonymous", question, None, DEADLINE, "t"
+            START_CONVERSATION_SQL, "r1", "c1", "local", question, None, DEADLINE, "t"
         )
     else:
         found = await conn.fetchval(
-            CONTINUE_CONVERSATION_SQL, request_id, "c1", "anonymous", question, None, DEADLINE
+            CONTINUE_CONVERSATION_SQL, request_id, "c1", "local", question, None, DEADLINE
         )
         assert found == 1
     if reply is not None:

@@ -323,3 +323,27 @@ def test_the_keyword_query_adds_the_filings_wording_and_leaves_out_what_filters_
         "many | holders | record | have | shareholders | stockholders"
     )
     assert "apple" in keyword_query(query)  # without filters the name still ranks
+
+
+async def test_an_upload_is_searched_for_its_owner_only_and_public_filings_for_everyone(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    await store(pool, minilm, annual_report(2021, "154,000"))  # ingested by finq: public
+    forged = ParsedDocument(
+        title="Apple 10-K (my copy)",
+        doc_type="txt",
+        blocks=[Block("text", "Apple had 999,999 full-time employees in fiscal 2021.")],
+    )
+    digest = content_digest(b"forged")
+    await store_document(
+        pool, minilm, forged, collection="uploads", digest=digest, overlap=0, user_id="mallory"
+    )
+    search = DocumentSearch(minilm)
+    question = SearchDocumentsArgs(query="How many employees did Apple have?", fiscal_year=2021)
+
+    theirs = await search.search(pool, question, user_id="mallory")
+    mine = await search.search(pool, question, user_id="alice")
+
+    assert any("999,999" in p.text for p in theirs.passages)
+    assert mine.passages and not any("999,999" in p.text for p in mine.passages)
+    assert any("154,000" in p.text for p in mine.passages)

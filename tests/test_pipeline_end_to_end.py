@@ -280,7 +280,7 @@ async def test_a_stored_question_that_was_never_published_is_answered_after_a_ga
     try:
         await conn.execute(
             "INSERT INTO questions (request_id, conversation_id, user_id, question, deadline) "
-            "VALUES ($1, 'c-orphan', 'anonymous', 'Alphabet net income 2023', "
+            "VALUES ($1, 'c-orphan', 'local', 'Alphabet net income 2023', "
             "now() + interval '1 minute')",
             request_id,
         )

@@ -723,6 +723,41 @@ def command_aliases(args: argparse.Namespace, settings: ControlSettings) -> int:
     return 0
 
 
+def command_users(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq users add NAME | list | revoke NAME`: who may ask, by API key."""
+    import asyncpg
+
+    from shared.identity import IdentityError, add_user, list_users, revoke_user
+
+    async def run() -> int:
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            if args.users_command == "add":
+                user, key = await add_user(conn, args.name)
+                print(f"user {user.name} ({user.id}) added; their API key, shown only now:")
+                print(key)
+            elif args.users_command == "revoke":
+                user = await revoke_user(conn, args.name)
+                print(f"user {user.name}: key {user.key_prefix}… revoked")
+            else:
+                print(f"{'name':<24} {'id':<20} {'key':<14} {'created':<17} revoked")
+                for user in await list_users(conn):
+                    revoked = f"{user.revoked_at:%Y-%m-%d %H:%M}" if user.revoked_at else "-"
+                    key = f"{user.key_prefix}…" if user.key_prefix else "(no key)"
+                    print(
+                        f"{user.name:<24} {user.id:<20} {key:<14} "
+                        f"{user.created_at:%Y-%m-%d %H:%M} {revoked}"
+                    )
+            return 0
+        except IdentityError as error:
+            print(f"finq users: {error}", file=sys.stderr)
+            return 2
+        finally:
+            await conn.close()
+
+    return asyncio.run(run())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="finq", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -822,6 +857,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.set_defaults(run=command_data_check)
+    users = commands.add_parser("users", help="who may ask: users and their API keys")
+    users_commands = users.add_subparsers(dest="users_command", required=True)
+    users_add = users_commands.add_parser("add", help="add a user and print their key once")
+    users_add.add_argument("name")
+    users_commands.add_parser("list", help="every user, with key prefix and revocation")
+    users_revoke = users_commands.add_parser("revoke", help="revoke a user's key")
+    users_revoke.add_argument("name")
+    users.set_defaults(run=command_users)
     aliases = commands.add_parser(
         "aliases", help="metric phrases that missed or needed a fallback, and learned aliases"
     )

@@ -50,10 +50,10 @@ from shared.contracts import (
     new_deadline,
 )
 from shared.db import create_pool
+from shared.identity import LOCAL_USER, user_for_key
 from shared.logs import configure_logging
 from shared.telemetry import current_trace_id, extract_context, setup_telemetry, tracer
 
-ANONYMOUS_USER = "anonymous"
 ReplyEnvelope = Envelope[AnswerValidated | StageFailed]  # type: ignore[valid-type]
 
 ANSWER_BODY_SQL = "SELECT body FROM answers WHERE request_id = $1"
@@ -148,7 +148,10 @@ def create_app(settings: GatewaySettings) -> FastAPI:
 
     @app.exception_handler(ApiError)
     async def on_api_error(_: Request, error: ApiError) -> JSONResponse:
-        return error_response(error.status, error.code, error.message)
+        response = error_response(error.status, error.code, error.message)
+        if error.status == 401:
+            response.headers["WWW-Authenticate"] = 'Bearer realm="finq"'
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def on_invalid_request(_: Request, error: RequestValidationError) -> JSONResponse:
@@ -178,14 +181,37 @@ async def get_deps(request: Request) -> GatewayDeps:
 
 
 Deps = Annotated[GatewayDeps, Depends(get_deps)]
+
+
+async def get_caller(request: Request, deps: Deps) -> str:
+    """Who is asking: the owner of the request's API key (`Authorization: Bearer <key>`).
+    Without a key, the local user when FINQ_AUTH=local and a 401 when it is `required`; a
+    key that is unknown or revoked is a 401 either way. Nothing else sets identity."""
+    header = request.headers.get("authorization")
+    if header is None:
+        if deps.settings.auth == "local":
+            return LOCAL_USER
+        raise ApiError(
+            401, "unauthorized", "this finq requires an API key: Authorization: Bearer <key>"
+        )
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise ApiError(401, "unauthorized", "send the API key as Authorization: Bearer <key>")
+    user = await user_for_key(deps.pool, key.strip())
+    if user is None:
+        raise ApiError(401, "unauthorized", "the API key is not valid (unknown or revoked)")
+    return user
+
+
+Caller = Annotated[str, Depends(get_caller)]
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody} for status in (404, 422, 502, 503, 504)
+    status: {"model": ErrorBody} for status in (401, 404, 422, 502, 503, 504)
 }
 
 
 def register_routes(app: FastAPI) -> None:
     @app.post("/v1/ask", response_model=AskResponse, responses=ERROR_RESPONSES)
-    async def ask(body: AskRequest, deps: Deps, request: Request) -> Response:
+    async def ask(body: AskRequest, deps: Deps, caller: Caller, request: Request) -> Response:
         question = body.question.strip()
         if not question:
             raise ApiError(422, "empty_question", "the question is empty")
@@ -201,26 +227,27 @@ def register_routes(app: FastAPI) -> None:
             kind=SpanKind.SERVER,
             attributes={"http.request.method": "POST", "http.route": "/v1/ask"},
         ):
-            answer = await ask_question(deps, question, body.conversation_id)
+            answer = await ask_question(deps, question, body.conversation_id, caller)
         # Already validated field by field; serialize once instead of re-validating.
         return Response(answer.model_dump_json(), media_type="application/json")
 
     @app.get("/v1/conversations", response_model=ConversationList, responses=ERROR_RESPONSES)
     async def conversations(
         deps: Deps,
+        caller: Caller,
         limit: Annotated[int, Query(ge=1, le=100)] = 20,
         offset: Annotated[int, Query(ge=0)] = 0,
     ) -> ConversationList:
-        listed = await list_conversations(deps.pool, ANONYMOUS_USER, limit, offset)
+        listed = await list_conversations(deps.pool, caller, limit, offset)
         return ConversationList(conversations=listed, limit=limit, offset=offset)
 
     @app.get(
         "/v1/conversations/{conversation_id}",
         response_model=ConversationDetail,
-        responses={404: {"model": ErrorBody}},
+        responses={status: {"model": ErrorBody} for status in (401, 404)},
     )
-    async def conversation(conversation_id: str, deps: Deps) -> ConversationDetail:
-        found = await read_conversation(deps.pool, conversation_id, ANONYMOUS_USER)
+    async def conversation(conversation_id: str, deps: Deps, caller: Caller) -> ConversationDetail:
+        found = await read_conversation(deps.pool, conversation_id, caller)
         if found is None:
             raise ApiError(
                 404, "conversation_not_found", f"no conversation {conversation_id!r} of yours"
@@ -230,10 +257,10 @@ def register_routes(app: FastAPI) -> None:
     @app.get(
         "/v1/requests/{request_id}",
         response_model=RequestLog,
-        responses={404: {"model": ErrorBody}},
+        responses={status: {"model": ErrorBody} for status in (401, 404)},
     )
-    async def request_log(request_id: str, deps: Deps) -> RequestLog:
-        found = await read_request_log(deps.pool, request_id, ANONYMOUS_USER)
+    async def request_log(request_id: str, deps: Deps, caller: Caller) -> RequestLog:
+        found = await read_request_log(deps.pool, request_id, caller)
         if found is None:
             raise ApiError(404, "request_not_found", f"no logged request {request_id!r} of yours")
         return found
@@ -241,10 +268,11 @@ def register_routes(app: FastAPI) -> None:
     @app.post(
         "/v1/documents",
         status_code=202,
-        responses={status: {"model": ErrorBody} for status in (200, 413, 415, 422, 503)},
+        responses={status: {"model": ErrorBody} for status in (200, 401, 413, 415, 422, 503)},
     )
     async def upload_document(
         deps: Deps,
+        caller: Caller,
         request: Request,
         file: Annotated[UploadFile, File(description="PDF, EDGAR HTML, DOCX, TXT or MD")],
         symbol: Annotated[str | None, Form(pattern=r"^[A-Za-z][A-Za-z.\-]{0,9}$")] = None,
@@ -278,18 +306,21 @@ def register_routes(app: FastAPI) -> None:
                 file_name=file.filename or "upload",
                 content_type=file.content_type,
                 chunks=body(),
-                user_id=ANONYMOUS_USER,
+                user_id=caller,
                 overrides={k: v for k, v in overrides.items() if v is not None},
             )
         except UploadRejected as rejected:
             raise ApiError(rejected.status, rejected.code, rejected.message) from None
         return JSONResponse(document, status_code=202 if queued else 200)
 
-    @app.get("/v1/documents/{document_id}", responses={404: {"model": ErrorBody}})
-    async def document(document_id: str, deps: Deps) -> JSONResponse:
+    @app.get(
+        "/v1/documents/{document_id}",
+        responses={status: {"model": ErrorBody} for status in (401, 404)},
+    )
+    async def document(document_id: str, deps: Deps, caller: Caller) -> JSONResponse:
         """A document and its ingest job: status (pending, parsing, embedding, ready,
         failed), progress from 0 to 1, error, pages, tables and chunks."""
-        found = await read_document(deps.pool, document_id, ANONYMOUS_USER)
+        found = await read_document(deps.pool, document_id, caller)
         if found is None:
             raise ApiError(404, "document_not_found", f"no document {document_id!r} of yours")
         return JSONResponse(found)
@@ -342,14 +373,13 @@ async def republish_unanswered(pool: asyncpg.Pool, publisher: bus.Publisher, tur
 
 
 async def ask_question(
-    deps: GatewayDeps, question: str, conversation_id: str | None
+    deps: GatewayDeps, question: str, conversation_id: str | None, user_id: str
 ) -> AskResponse:
     request_id = uuid.uuid4().hex
     trace_id = current_trace_id()
     structlog.contextvars.bind_contextvars(
         request_id=request_id, stage=subjects.Stage.GATEWAY.value, trace_id=trace_id
     )
-    user_id = ANONYMOUS_USER
     deadline = new_deadline(deps.settings.gateway_deadline_seconds)
     history: list[ConversationTurn] = []
     # The question (and its turn) is durable before anything else can happen to it.

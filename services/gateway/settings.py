@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from services.ingest.documents import DocumentSettings
@@ -10,6 +12,9 @@ from shared.settings import FinqSettings
 class GatewaySettings(FinqSettings, DocumentSettings, EmbeddingSettings):
     """FINQ_* variables the gateway reads (see shared.settings for the common ones)."""
 
+    # required: every request carries an API key (`finq users add NAME` makes one) and one
+    # without gets 401; local: a request without a key acts as the local user (`finq up`).
+    auth: Literal["required", "local"] = "local"
     gateway_host: str = "127.0.0.1"
     gateway_port: int = Field(default=8000, ge=1, le=65535)
     # How long POST /v1/ask waits for the validated answer before a 504.

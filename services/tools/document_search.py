@@ -33,6 +33,7 @@ from shared.filing_text import (
     terms,
     words,
 )
+from shared.identity import LOCAL_USER
 from shared.tool_schemas import SEARCH_DOCUMENTS, SearchDocumentsArgs
 
 # How far down each ranking fusion looks, and RRF's damping constant (the usual 60).
@@ -148,7 +149,7 @@ CATALOG_SQL = "SELECT true FROM documents WHERE collection = $1 LIMIT 1"
 # Documents whose title, file name or company-form-year names the phrase's words.
 CATALOG_TITLES_SQL = """
 SELECT id FROM documents
-WHERE status = 'ready' AND (
+WHERE status = 'ready' AND (user_id IS NULL OR user_id = $2) AND (
     SELECT bool_and(
         lower(title || ' ' || coalesce(source_name, '') || ' ' || coalesce(company, '') || ' '
               || coalesce(form, '') || ' ' || coalesce(fiscal_year::text, '') || ' ' || doc_type)
@@ -255,14 +256,23 @@ class _Filters:
     values: list[Any]
 
 
-def _filters(args: SearchDocumentsArgs, document_ids: list[str] | None, first: int) -> _Filters:
-    """The WHERE clause over `chunks c` and its values, numbered from `$first`."""
+def _filters(
+    args: SearchDocumentsArgs, document_ids: list[str] | None, first: int, user_id: str
+) -> _Filters:
+    """The WHERE clause over `chunks c` and its values, numbered from `$first`. Only the
+    documents finq ingested for everyone and the asking user's own uploads are searched."""
     clauses: list[str] = []
     values: list[Any] = []
 
     def add(clause: str, value: Any) -> None:
         values.append(value)
         clauses.append(clause.format(f"${first + len(values) - 1}"))
+
+    add(
+        "EXISTS (SELECT 1 FROM documents owner WHERE owner.id = c.document_id "
+        "AND (owner.user_id IS NULL OR owner.user_id = {}))",
+        user_id,
+    )
 
     if args.symbols:
         add("c.symbol = ANY({}::text[])", args.symbols)
@@ -448,7 +458,10 @@ class DocumentSearch:
         vectors = await asyncio.to_thread(embedder.encode, [query])
         return vectors[0]
 
-    async def search(self, db: Any, args: SearchDocumentsArgs) -> ToolResult:
+    async def search(
+        self, db: Any, args: SearchDocumentsArgs, user_id: str = LOCAL_USER
+    ) -> ToolResult:
+        """Passages for `args`, from public filings and `user_id`'s own uploads only."""
         arguments = args.model_dump(mode="json", by_alias=True, exclude_none=True)
         vector = await self.embed_query(args.query)  # before taking a connection
         async with _connection(db) as conn, conn.transaction():
@@ -457,7 +470,7 @@ class DocumentSearch:
                 known = await conn.fetchval(CATALOG_SQL, args.collection)
                 if known is None:
                     words = catalog_words(args.collection)
-                    rows = await conn.fetch(CATALOG_TITLES_SQL, words) if words else []
+                    rows = await conn.fetch(CATALOG_TITLES_SQL, words, user_id) if words else []
                     document_ids = [str(row["id"]) for row in rows]
                     if not document_ids:
                         return ToolResult(
@@ -465,7 +478,7 @@ class DocumentSearch:
                             arguments=arguments,
                             missing=[f"a document or collection named {args.collection!r}"],
                         )
-            filters = _filters(args, document_ids, first=6)
+            filters = _filters(args, document_ids, first=6, user_id=user_id)
             # Keep reading the HNSW graph until the filters have let enough rows through.
             await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             await conn.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")

@@ -29,7 +29,7 @@ async def build_handler(clients: StageClients) -> Handler:
     documents = document_search(settings)
 
     async def handle(envelope: Envelope[RouteDecided]) -> Forward:
-        completed = await run_route(pool, envelope.payload, documents)
+        completed = await run_route(pool, envelope.payload, documents, envelope.user_id)
         return Forward(subjects.TOOLS_COMPLETED, envelope.carry(completed))
 
     return handle  # type: ignore[return-value]

@@ -14,6 +14,7 @@ from services.tools.metric_listing import list_metrics
 from services.tools.prices import get_prices
 from services.tools.sql import Fetcher
 from shared.contracts import RouteDecided, ToolCall, ToolError, ToolResult, ToolsCompleted
+from shared.identity import LOCAL_USER
 from shared.intents import tool_allowed
 from shared.tool_schemas import (
     GET_FINANCIAL_METRICS,
@@ -41,7 +42,11 @@ def _refusal(call: ToolCall, code: str, message: str) -> ToolResult:
 
 
 async def run_tool_call(
-    db: Fetcher, intent: str, call: ToolCall, documents: DocumentSearch | None = None
+    db: Fetcher,
+    intent: str,
+    call: ToolCall,
+    documents: DocumentSearch | None = None,
+    user_id: str = LOCAL_USER,
 ) -> ToolResult:
     if not tool_allowed(intent, call.tool):
         return _refusal(
@@ -58,7 +63,7 @@ async def run_tool_call(
             "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()),
         )
     if call.tool == SEARCH_DOCUMENTS and documents is not None:
-        return await documents.search(db, args)
+        return await documents.search(db, args, user_id)
     tool = TOOLS.get(call.tool)
     if tool is None:
         return _refusal(
@@ -70,7 +75,14 @@ async def run_tool_call(
 
 
 async def run_route(
-    db: Fetcher, route: RouteDecided, documents: DocumentSearch | None = None
+    db: Fetcher,
+    route: RouteDecided,
+    documents: DocumentSearch | None = None,
+    user_id: str = LOCAL_USER,
 ) -> ToolsCompleted:
-    results = [await run_tool_call(db, route.intent, call, documents) for call in route.tool_calls]
+    """The route's tool calls, run for `user_id` (from the envelope the gateway stamped):
+    a user's uploads are searched for that user only."""
+    results = [
+        await run_tool_call(db, route.intent, call, documents, user_id) for call in route.tool_calls
+    ]
     return ToolsCompleted(route=route, results=results)
