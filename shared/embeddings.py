@@ -14,7 +14,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.settings import ENV_PREFIX
@@ -106,7 +106,8 @@ class EmbeddingSettings(BaseSettings):
     embedding_model: str = "text-embedding-3-small"
     # The chunks table's vector column follows this; MiniLM's is fixed at 384.
     embedding_dimensions: int = Field(default=MINILM_DIMENSIONS, ge=1, le=16000)
-    openai_api_key: str | None = Field(
+    # A SecretStr: shown as '**********' in any repr, log line or error.
+    openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "FINQ_OPENAI_API_KEY")
     )
     openai_base_url: str | None = Field(
@@ -125,6 +126,7 @@ def load_embedder(settings: EmbeddingSettings) -> Embedder:
     if settings.embedding_provider == "openai":
         from openai import OpenAI
 
-        client = OpenAI(api_key=settings.openai_api_key, base_url=settings.openai_base_url)
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        client = OpenAI(api_key=key, base_url=settings.openai_base_url)
         return OpenAIEmbedder(client, settings.embedding_model, settings.embedding_dimensions)
     return MiniLMEmbedder.load()

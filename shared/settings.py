@@ -6,7 +6,7 @@ every stage; a service's own fields carry its name (`FINQ_GATEWAY_PORT`).
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "FINQ_"
@@ -49,7 +49,8 @@ class OpenAISettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
-    openai_api_key: str | None = Field(
+    # A SecretStr: shown as '**********' in any repr, log line or error.
+    openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "FINQ_OPENAI_API_KEY")
     )
     openai_base_url: str | None = Field(
@@ -61,4 +62,9 @@ class OpenAISettings(BaseSettings):
 
     @property
     def llm_configured(self) -> bool:
-        return bool(self.openai_api_key)
+        return bool(self.openai_api_key and self.openai_api_key.get_secret_value())
+
+    @property
+    def openai_key(self) -> str | None:
+        """The key itself, for the client that sends it and nothing else."""
+        return self.openai_api_key.get_secret_value() if self.openai_api_key else None

@@ -20,7 +20,7 @@ def build_writer(clients: StageClients) -> LlmAnswerWriter | None:
     if not settings.llm_configured:
         return None
     client = AsyncOpenAI(
-        api_key=settings.openai_api_key,
+        api_key=settings.openai_key,
         base_url=settings.openai_base_url,
         timeout=settings.answerer_llm_timeout_seconds,
         max_retries=0,

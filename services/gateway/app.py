@@ -336,8 +336,9 @@ def register_routes(app: FastAPI) -> None:
             problems.append("NATS is not connected")
         try:
             await asyncio.wait_for(deps.pool.fetchval("SELECT 1"), timeout=2.0)
-        except Exception as error:
-            problems.append(f"PostgreSQL is not reachable: {error!r}")
+        except Exception:
+            # Which dependency is down, never its error text (it can name hosts and users).
+            problems.append("PostgreSQL is not reachable")
         if not problems:
             idle = await bus.stages_not_consuming(deps.nc.jetstream())
             if idle:

@@ -138,7 +138,7 @@ async def build_handler(clients: StageClients) -> Handler:
     selector = None
     if settings.llm_configured:
         client = AsyncOpenAI(
-            api_key=settings.openai_api_key,
+            api_key=settings.openai_key,
             base_url=settings.openai_base_url,
             timeout=settings.router_llm_timeout_seconds,
             max_retries=0,
