@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,3 +178,41 @@ async def database(servers: Servers, request: pytest.FixtureRequest) -> AsyncIte
     raw = f"t_{request.module.__name__.rsplit('.', 1)[-1][5:15]}_{request.node.name[:40]}"
     async with own_database(servers, re.sub(r"[^a-z0-9_]", "_", raw.lower())) as dsn:
         yield dsn
+
+
+@contextmanager
+def another_gateway(
+    finq: RunningFinq, tmp_path_factory: pytest.TempPathFactory, settings: dict[str, str]
+) -> Iterator[str]:
+    """One more gateway process on the session's bus and database, with its own settings
+    (FINQ_AUTH=required, small limits); yields its URL once it answers."""
+    port = free_port()
+    environment = {
+        **stage_environment(finq.servers, port, finq.spans),
+        "FINQ_GATEWAY_INSTANCE": f"extra-{port}",
+        **settings,
+    }
+    log = (tmp_path_factory.mktemp("extra-gateway") / "gateway.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.gateway"],
+        cwd=Path(__file__).resolve().parents[1],
+        env=environment,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
+                    break
+            except httpx.HTTPError as error:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise AssertionError(f"no extra gateway: see {log.name}") from error
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()

@@ -7,18 +7,13 @@ requires keys answers 401."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import asyncpg
 import httpx
 import pytest
 
-from services.control.servers import free_port
 from shared.identity import (
     IdentityError,
     add_user,
@@ -27,9 +22,7 @@ from shared.identity import (
     revoke_user,
     user_for_key,
 )
-from tests.conftest import RunningFinq, stage_environment
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import RunningFinq, another_gateway
 
 
 async def test_a_key_is_shown_once_stored_as_a_hash_and_stops_working_when_revoked(
@@ -159,33 +152,8 @@ def gateway_requiring_keys(
     finq: RunningFinq, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
     """A second gateway on the same bus and database, with FINQ_AUTH=required."""
-    port = free_port()
-    environment = {
-        **stage_environment(finq.servers, port, finq.spans),
-        "FINQ_AUTH": "required",
-        "FINQ_GATEWAY_INSTANCE": f"required-{port}",
-    }
-    log = (tmp_path_factory.mktemp("gateway-required") / "gateway.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "services.gateway"], cwd=ROOT, env=environment, stdout=log,
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            raise AssertionError("the gateway requiring keys did not start")
+    with another_gateway(finq, tmp_path_factory, {"FINQ_AUTH": "required"}) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from services.gateway.conversations import (
     load_history,
     read_conversation,
 )
+from services.gateway.limits import BodyLimit, RateLimiter
 from services.gateway.request_log import read_request_log
 from services.gateway.settings import GatewaySettings
 from services.gateway.uploads import IngestWorkers, UploadRejected, accept_upload, read_document
@@ -54,6 +55,8 @@ from shared.identity import LOCAL_USER, user_for_key
 from shared.logs import configure_logging
 from shared.telemetry import current_trace_id, extract_context, setup_telemetry, tracer
 
+# What multipart framing adds to an upload's own bytes.
+MULTIPART_SLACK_BYTES = 64 * 1024
 ReplyEnvelope = Envelope[AnswerValidated | StageFailed]  # type: ignore[valid-type]
 
 ANSWER_BODY_SQL = "SELECT body FROM answers WHERE request_id = $1"
@@ -68,11 +71,14 @@ log = structlog.get_logger("finq.gateway")
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.headers = headers or {}
 
 
 @dataclass
@@ -145,10 +151,21 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         version="1",
         lifespan=lifespan,
     )
+    app.state.rate_limiter = RateLimiter(
+        settings.gateway_rate_per_minute, settings.gateway_rate_burst
+    )
+
+    def body_limit(path: str) -> tuple[int, str]:
+        if path == "/v1/documents":
+            return settings.document_upload_max_bytes + MULTIPART_SLACK_BYTES, "document_too_large"
+        return settings.gateway_json_max_bytes, "body_too_large"
+
+    app.add_middleware(BodyLimit, limit_for=body_limit)
 
     @app.exception_handler(ApiError)
     async def on_api_error(_: Request, error: ApiError) -> JSONResponse:
         response = error_response(error.status, error.code, error.message)
+        response.headers.update(error.headers)
         if error.status == 401:
             response.headers["WWW-Authenticate"] = 'Bearer realm="finq"'
         return response
@@ -200,12 +217,21 @@ async def get_caller(request: Request, deps: Deps) -> str:
     user = await user_for_key(deps.pool, key.strip())
     if user is None:
         raise ApiError(401, "unauthorized", "the API key is not valid (unknown or revoked)")
+    limiter: RateLimiter = request.app.state.rate_limiter
+    wait = limiter.take(user)
+    if wait:
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"too many requests: {limiter.per_minute:g} a minute are allowed",
+            {"Retry-After": limiter.retry_after(wait)},
+        )
     return user
 
 
 Caller = Annotated[str, Depends(get_caller)]
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody} for status in (401, 404, 422, 502, 503, 504)
+    status: {"model": ErrorBody} for status in (401, 404, 413, 422, 429, 502, 503, 504)
 }
 
 
@@ -244,7 +270,7 @@ def register_routes(app: FastAPI) -> None:
     @app.get(
         "/v1/conversations/{conversation_id}",
         response_model=ConversationDetail,
-        responses={status: {"model": ErrorBody} for status in (401, 404)},
+        responses={status: {"model": ErrorBody} for status in (401, 404, 429)},
     )
     async def conversation(conversation_id: str, deps: Deps, caller: Caller) -> ConversationDetail:
         found = await read_conversation(deps.pool, conversation_id, caller)
@@ -257,7 +283,7 @@ def register_routes(app: FastAPI) -> None:
     @app.get(
         "/v1/requests/{request_id}",
         response_model=RequestLog,
-        responses={status: {"model": ErrorBody} for status in (401, 404)},
+        responses={status: {"model": ErrorBody} for status in (401, 404, 429)},
     )
     async def request_log(request_id: str, deps: Deps, caller: Caller) -> RequestLog:
         found = await read_request_log(deps.pool, request_id, caller)
@@ -268,7 +294,7 @@ def register_routes(app: FastAPI) -> None:
     @app.post(
         "/v1/documents",
         status_code=202,
-        responses={status: {"model": ErrorBody} for status in (200, 401, 413, 415, 422, 503)},
+        responses={status: {"model": ErrorBody} for status in (200, 401, 413, 415, 422, 429, 503)},
     )
     async def upload_document(
         deps: Deps,
@@ -286,7 +312,7 @@ def register_routes(app: FastAPI) -> None:
         limit = deps.settings.document_upload_max_bytes
         declared = request.headers.get("content-length", "")
         # Multipart framing adds a little; anything far past the limit is refused unread.
-        if declared.isdigit() and int(declared) > limit + 64 * 1024:
+        if declared.isdigit() and int(declared) > limit + MULTIPART_SLACK_BYTES:
             raise ApiError(413, "document_too_large", f"the upload is over {limit:,} bytes")
 
         async def body() -> AsyncIterator[bytes]:
@@ -315,7 +341,7 @@ def register_routes(app: FastAPI) -> None:
 
     @app.get(
         "/v1/documents/{document_id}",
-        responses={status: {"model": ErrorBody} for status in (401, 404)},
+        responses={status: {"model": ErrorBody} for status in (401, 404, 429)},
     )
     async def document(document_id: str, deps: Deps, caller: Caller) -> JSONResponse:
         """A document and its ingest job: status (pending, parsing, embedding, ready,

@@ -15,6 +15,14 @@ class GatewaySettings(FinqSettings, DocumentSettings, EmbeddingSettings):
     # required: every request carries an API key (`finq users add NAME` makes one) and one
     # without gets 401; local: a request without a key acts as the local user (`finq up`).
     auth: Literal["required", "local"] = "local"
+    # The largest JSON body (a question is at most 2,000 characters); an upload's limit is
+    # FINQ_DOCUMENT_UPLOAD_MAX_BYTES plus its multipart framing.
+    gateway_json_max_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024)
+    # Requests a keyed user may make: this many a minute on average, `burst` at once; past
+    # it, 429 with Retry-After. The local user of FINQ_AUTH=local is the machine's owner and
+    # is not limited.
+    gateway_rate_per_minute: float = Field(default=600.0, gt=0)
+    gateway_rate_burst: int = Field(default=60, ge=1)
     gateway_host: str = "127.0.0.1"
     gateway_port: int = Field(default=8000, ge=1, le=65535)
     # How long POST /v1/ask waits for the validated answer before a 504.

@@ -1,0 +1,109 @@
+"""What one request and one user may cost the gateway: a body limit enforced while the
+body is read (a declared length past it is refused unread, and a chunked body is counted
+as it arrives), and a per-user token bucket for requests.
+
+Both answer with the API's JSON error body: 413 (`body_too_large`, `document_too_large`
+for an upload), 429 `rate_limited` with `Retry-After`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+def _json_error(status: int, code: str, message: str) -> tuple[Message, Message]:
+    body = json.dumps({"code": code, "message": message}).encode()
+    start: Message = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ],
+    }
+    return start, {"type": "http.response.body", "body": body}
+
+
+class BodyLimit:
+    """ASGI middleware refusing a request body past the bytes `limit_for(path)` gives with
+    413 and the error code it gives."""
+
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str], tuple[int, str]]) -> None:
+        self.app = app
+        self.limit_for = limit_for
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit, code = self.limit_for(scope["path"])
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            await self._refuse(send, limit, code)
+            return
+        received = 0
+        exceeded = False
+
+        async def counted() -> Message:
+            # Past the limit the app is told the body ended (it cannot parse what it got),
+            # and whatever it answers is replaced by the 413 below: raising here would be
+            # turned into a 400 by the framework's body parsing.
+            nonlocal received, exceeded
+            if exceeded:
+                return {"type": "http.request", "body": b"", "more_body": False}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    exceeded = True
+                    return {"type": "http.request", "body": b"", "more_body": False}
+            return message
+
+        async def answered(message: Message) -> None:
+            if not exceeded:
+                await send(message)
+            elif message["type"] == "http.response.start":
+                await self._refuse(send, limit, code)
+
+        await self.app(scope, counted, answered)
+
+    @staticmethod
+    async def _refuse(send: Send, limit: int, code: str) -> None:
+        start, body = _json_error(
+            413, code, f"the request body is over the limit of {limit:,} bytes"
+        )
+        await send(start)
+        await send(body)
+
+
+@dataclass
+class RateLimiter:
+    """A token bucket per user: `per_minute` requests a minute on average, `burst` at
+    once. Held in this gateway's memory; replicas each hold their own."""
+
+    per_minute: float
+    burst: int
+    clock: Callable[[], float] = time.monotonic
+    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def take(self, user: str) -> float:
+        """0 when the request may go ahead, else the seconds until it may."""
+        now = self.clock()
+        tokens, last = self._buckets.get(user, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - last) * self.per_minute / 60.0)
+        if tokens >= 1.0:
+            self._buckets[user] = (tokens - 1.0, now)
+            return 0.0
+        self._buckets[user] = (tokens, now)
+        return (1.0 - tokens) * 60.0 / self.per_minute
+
+    @staticmethod
+    def retry_after(seconds: float) -> str:
+        return str(max(1, math.ceil(seconds)))

@@ -1,0 +1,80 @@
+"""What one request and one user may cost: a body past its limit is refused while it is
+read (declared or chunked) with 413, and a keyed user past their rate gets 429 with
+Retry-After; both as the API's JSON error body."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import httpx
+import pytest
+
+from services.gateway.limits import RateLimiter
+from shared.identity import add_user
+from tests.conftest import RunningFinq, another_gateway
+
+
+def test_a_user_gets_their_burst_then_one_request_per_refill_interval() -> None:
+    now = [0.0]
+    limiter = RateLimiter(per_minute=60, burst=2, clock=lambda: now[0])
+    assert [limiter.take("a"), limiter.take("a")] == [0.0, 0.0]
+    assert limiter.take("a") == pytest.approx(1.0)
+    assert limiter.take("b") == 0.0  # each user has a bucket of their own
+    now[0] += 1.0
+    assert limiter.take("a") == 0.0
+    assert RateLimiter.retry_after(0.2) == "1"
+
+
+async def test_an_oversized_json_body_is_refused_with_413_whether_declared_or_chunked(
+    client: httpx.AsyncClient,
+) -> None:
+    big = b'{"question": "' + b"a" * 100_000 + b'"}'
+    declared = await client.post(
+        "/v1/ask", content=big, headers={"content-type": "application/json"}
+    )
+    assert declared.status_code == 413
+    assert declared.json()["code"] == "body_too_large"
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(big), 8192):
+            yield big[start : start + 8192]
+
+    chunked = await client.post(
+        "/v1/ask", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert chunked.status_code == 413
+    assert chunked.json() == {
+        "code": "body_too_large",
+        "message": "the request body is over the limit of 65,536 bytes",
+    }
+    assert (await client.get("/healthz")).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def strict_gateway(finq: RunningFinq, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    limits = {"FINQ_GATEWAY_RATE_PER_MINUTE": "6", "FINQ_GATEWAY_RATE_BURST": "3"}
+    with another_gateway(finq, tmp_path_factory, limits) as url:
+        yield url
+
+
+async def test_a_user_past_their_rate_gets_429_with_retry_after_and_others_do_not(
+    finq: RunningFinq, strict_gateway: str
+) -> None:
+    conn = await asyncpg.connect(finq.servers.postgres.dsn)
+    try:
+        _, busy = await add_user(conn, "busy-limits")
+        _, calm = await add_user(conn, "calm-limits")
+    finally:
+        await conn.close()
+    async with httpx.AsyncClient(base_url=strict_gateway, timeout=30) as http:
+        statuses = [
+            (await http.get("/v1/conversations", headers={"Authorization": f"Bearer {busy}"}))
+            for _ in range(4)
+        ]
+        assert [r.status_code for r in statuses] == [200, 200, 200, 429]
+        refused = statuses[-1]
+        assert refused.json()["code"] == "rate_limited"
+        assert 1 <= int(refused.headers["retry-after"]) <= 10
+        other = await http.get("/v1/conversations", headers={"Authorization": f"Bearer {calm}"})
+        assert other.status_code == 200
