@@ -4,6 +4,7 @@ same block model, and a bad file is a typed error."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
@@ -486,3 +487,17 @@ def test_apple_10k_edgar_html_income_statement_and_metadata() -> None:
     )
     assert all("fasb.org" not in block.text for block in document.blocks)
     assert document.page_count is not None and document.page_count > 50
+
+
+def test_a_pathological_markdown_line_is_read_as_prose_at_once(tmp_path: Path) -> None:
+    # A heading marker followed by 32 KB of spaces, and a 32 KB delimiter-looking row: the
+    # old heading pattern backtracked for seconds on lines like these, freezing the process.
+    path = tmp_path / "hostile.md"
+    path.write_text(
+        "# " + " " * 32_000 + "x\n\n| a | b |\n" + "| - " * 8_000 + "x\n\n# Real heading\n"
+    )
+    started = time.perf_counter()
+    document = parse_document(path)
+    assert time.perf_counter() - started < 5  # linear now; a regression hangs, not slows
+    assert document.title == "Real heading"  # the 32 KB line is no heading
+    assert any(block.heading == "Real heading" for block in document.blocks)

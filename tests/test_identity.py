@@ -182,3 +182,9 @@ async def test_when_keys_are_required_a_request_without_one_is_refused_everywher
         f"/v1/conversations/{alice_rows.conversation_id}", headers=bearer(people.alice)
     )
     assert owner.status_code == 200, owner.text
+
+
+async def test_an_offset_past_any_real_list_is_a_422_not_a_500(client: httpx.AsyncClient) -> None:
+    response = await client.get("/v1/conversations", params={"offset": 10**19})
+    assert response.status_code == 422
+    assert set(response.json()) == {"code", "message"}

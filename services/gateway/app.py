@@ -262,7 +262,7 @@ def register_routes(app: FastAPI) -> None:
         deps: Deps,
         caller: Caller,
         limit: Annotated[int, Query(ge=1, le=100)] = 20,
-        offset: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     ) -> ConversationList:
         listed = await list_conversations(deps.pool, caller, limit, offset)
         return ConversationList(conversations=listed, limit=limit, offset=offset)

@@ -16,18 +16,19 @@ from dataclasses import dataclass, field
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+# How much of a refused body past its limit is still read and dropped (see BodyLimit).
+DRAIN_BYTES = 8 * 1024 * 1024
 
-def _json_error(status: int, code: str, message: str) -> tuple[Message, Message]:
+
+def _json_error(status: int, code: str, message: str, *, close: bool) -> tuple[Message, Message]:
     body = json.dumps({"code": code, "message": message}).encode()
-    start: Message = {
-        "type": "http.response.start",
-        "status": status,
-        "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"),
-        ],
-    }
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if close:
+        headers.append((b"connection", b"close"))
+    start: Message = {"type": "http.response.start", "status": status, "headers": headers}
     return start, {"type": "http.response.body", "body": body}
 
 
@@ -44,18 +45,23 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         limit, code = self.limit_for(scope["path"])
+        # Reading the rest of a refused body (and dropping it) lets the client finish
+        # sending and read the 413; a client that would send more than this is cut off.
+        drain_cap = min(16 * limit, limit + DRAIN_BYTES)
         declared = dict(scope["headers"]).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > limit:
-            await self._refuse(send, limit, code)
+            drained = int(declared) <= drain_cap and await _drain(receive, drain_cap, 0)
+            await self._refuse(send, limit, code, close=not drained)
             return
         received = 0
         exceeded = False
+        drained = False
 
         async def counted() -> Message:
             # Past the limit the app is told the body ended (it cannot parse what it got),
             # and whatever it answers is replaced by the 413 below: raising here would be
             # turned into a 400 by the framework's body parsing.
-            nonlocal received, exceeded
+            nonlocal received, exceeded, drained
             if exceeded:
                 return {"type": "http.request", "body": b"", "more_body": False}
             message = await receive()
@@ -63,6 +69,8 @@ class BodyLimit:
                 received += len(message.get("body", b""))
                 if received > limit:
                     exceeded = True
+                    more = message.get("more_body", False)
+                    drained = not more or await _drain(receive, drain_cap, received)
                     return {"type": "http.request", "body": b"", "more_body": False}
             return message
 
@@ -70,17 +78,30 @@ class BodyLimit:
             if not exceeded:
                 await send(message)
             elif message["type"] == "http.response.start":
-                await self._refuse(send, limit, code)
+                await self._refuse(send, limit, code, close=not drained)
 
         await self.app(scope, counted, answered)
 
     @staticmethod
-    async def _refuse(send: Send, limit: int, code: str) -> None:
+    async def _refuse(send: Send, limit: int, code: str, *, close: bool) -> None:
         start, body = _json_error(
-            413, code, f"the request body is over the limit of {limit:,} bytes"
+            413, code, f"the request body is over the limit of {limit:,} bytes", close=close
         )
         await send(start)
         await send(body)
+
+
+async def _drain(receive: Receive, cap: int, received: int) -> bool:
+    """Read and drop the rest of a body; False when it runs past `cap` bytes in all."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return False
+        received += len(message.get("body", b""))
+        if received > cap:
+            return False
+        if not message.get("more_body", False):
+            return True
 
 
 @dataclass

@@ -53,8 +53,14 @@ _CONTENT_TYPE_KINDS = {
 BINARY_SNIFF_BYTES = 8192
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-_MARKDOWN_HEADING = re.compile(r"#{1,6}\s+(.+?)\s*#*\s*")
-_MARKDOWN_TITLE = re.compile(r"#\s+(.+?)\s*#*\s*")
+# A heading's text runs to its last character that is neither a space nor a closing #:
+# written so no two quantifiers compete for the same spaces (the lazy `(.+?)\s*#*\s*` it
+# replaces took seconds on one long line of spaces).
+_MARKDOWN_HEADING = re.compile(r"#{1,6}[ \t]+([^ \t#](?:[^\n]*[^ \t#])?)[ \t#]*")
+_MARKDOWN_TITLE = re.compile(r"#[ \t]+([^ \t#](?:[^\n]*[^ \t#])?)[ \t#]*")
+# Lines longer than this are prose, never a heading or a table row: the patterns below are
+# not even tried on them.
+MAX_MARKUP_LINE = 2000
 _MARKDOWN_FENCE = re.compile(r"\s*(```|~~~)")
 _MARKDOWN_DELIMITER_ROW = re.compile(r"\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
@@ -198,7 +204,9 @@ def parse_markdown(path: Path) -> ParsedDocument:
             collector.paragraph("\n".join(lines[index : end + 1]), None)
             index = end + 1
             continue
-        heading = _MARKDOWN_HEADING.fullmatch(line.strip())
+        heading = (
+            _MARKDOWN_HEADING.fullmatch(line.strip()) if len(line) <= MAX_MARKUP_LINE else None
+        )
         if heading:
             end_paragraph()
             collector.paragraph(line.strip(), None, heading=True, name=heading.group(1))
@@ -220,7 +228,11 @@ def parse_markdown(path: Path) -> ParsedDocument:
         index += 1
     end_paragraph()
     title = next(
-        (match.group(1) for line in lines if (match := _MARKDOWN_TITLE.fullmatch(line.strip()))),
+        (
+            match.group(1)
+            for line in lines
+            if len(line) <= MAX_MARKUP_LINE and (match := _MARKDOWN_TITLE.fullmatch(line.strip()))
+        ),
         path.name,
     )
     return ParsedDocument(title=title, doc_type="md", blocks=collector.finish())
@@ -231,6 +243,7 @@ def _starts_pipe_table(lines: list[str], index: int) -> bool:
         "|" in lines[index]
         and index + 1 < len(lines)
         and "-" in lines[index + 1]
+        and len(lines[index + 1]) <= MAX_MARKUP_LINE
         and _MARKDOWN_DELIMITER_ROW.fullmatch(lines[index + 1]) is not None
     )
 
