@@ -66,6 +66,12 @@ async def test_history_holds_the_earlier_turns_oldest_first_with_their_routes(
         await ask_and_answer(conn, "r3", "what about 2021?", None)
         history = await load_history(conn, "c1", "r3", turns=6)
         last_one = await load_history(conn, "c1", "r3", turns=1)
+        # A size cap keeps the latest turns that fit, never a cut turn.
+        sized = await load_history(
+            conn, "c1", "r3", turns=6, max_chars=len(history[-1].question) + len(history[-1].answer)
+        )
+        assert [turn.question for turn in sized] == ["And the year before?"]
+        assert await load_history(conn, "c1", "r3", turns=6, max_chars=5) == []
     finally:
         await conn.close()
     assert [turn.question for turn in history] == ["Apple revenue 2023", "And the year before?"]

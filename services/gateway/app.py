@@ -422,7 +422,11 @@ async def ask_question(
                 404, "conversation_not_found", f"no conversation {conversation_id!r} of yours"
             )
         history = await load_history(
-            deps.pool, conversation_id, request_id, deps.settings.gateway_history_turns
+            deps.pool,
+            conversation_id,
+            request_id,
+            deps.settings.gateway_history_turns,
+            deps.settings.gateway_history_max_chars,
         )
     envelope = Envelope[QuestionAsked](
         request_id=request_id,

@@ -112,14 +112,32 @@ def turn_from_row(row: Any) -> ConversationTurn:
     )
 
 
+# The most text of earlier turns (questions and answers) sent with a question: a long
+# conversation must not grow every message on the bus and every model prompt without end.
+HISTORY_MAX_CHARS = 12_000
+
+
 async def load_history(
-    db: Connection, conversation_id: str, request_id: str, turns: int
+    db: Connection,
+    conversation_id: str,
+    request_id: str,
+    turns: int,
+    max_chars: int = HISTORY_MAX_CHARS,
 ) -> list[ConversationTurn]:
-    """The conversation's last `turns` turns before `request_id`, oldest first."""
+    """The conversation's last `turns` turns before `request_id`, oldest first, as many of
+    the latest as fit in `max_chars` of question and answer text."""
     if turns <= 0:
         return []
     rows = await db.fetch(HISTORY_SQL, conversation_id, request_id, turns)
-    return [turn_from_row(row) for row in reversed(rows)]
+    kept: list[ConversationTurn] = []
+    size = 0
+    for row in rows:  # newest first
+        turn = turn_from_row(row)
+        size += len(turn.question) + len(turn.answer)
+        if size > max_chars:
+            break
+        kept.append(turn)
+    return kept[::-1]
 
 
 async def list_conversations(

@@ -4,6 +4,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from services.gateway.conversations import HISTORY_MAX_CHARS
 from services.ingest.documents import DocumentSettings
 from shared.embeddings import EmbeddingSettings
 from shared.settings import FinqSettings
@@ -32,5 +33,7 @@ class GatewaySettings(FinqSettings, DocumentSettings, EmbeddingSettings):
     # How many earlier turns of a conversation go with each question, so a follow-up can
     # inherit what it leaves out.
     gateway_history_turns: int = Field(default=6, ge=0, le=50)
+    # ...and at most this much of their question and answer text, the latest turns first.
+    gateway_history_max_chars: int = Field(default=HISTORY_MAX_CHARS, ge=0, le=200_000)
     # Uploads read at once; each job parses and embeds off the event loop.
     gateway_ingest_workers: int = Field(default=1, ge=1, le=8)
