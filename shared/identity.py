@@ -20,6 +20,8 @@ LOCAL_USER = "local"
 KEY_PREFIX = "finq_"
 _KEY = re.compile(r"^finq_[A-Za-z0-9_-]{43}$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+# What a `User` is read from (never the key's hash).
+_USER_COLUMNS = "id, name, key_prefix, created_at, revoked_at"
 
 
 class Database(Protocol):
@@ -59,7 +61,7 @@ async def add_user(db: Database, name: str) -> tuple[User, str]:
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     row = await db.fetchrow(
         "INSERT INTO users (id, name, key_sha256, key_prefix) VALUES ($1, $2, $3, $4) "
-        "ON CONFLICT (name) DO NOTHING RETURNING id, name, key_prefix, created_at, revoked_at",
+        f"ON CONFLICT (name) DO NOTHING RETURNING {_USER_COLUMNS}",
         "u_" + secrets.token_hex(8),
         name,
         key_digest(key),
@@ -72,7 +74,7 @@ async def add_user(db: Database, name: str) -> tuple[User, str]:
 
 async def list_users(db: Database) -> list[User]:
     rows = await db.fetch(
-        "SELECT id, name, key_prefix, created_at, revoked_at FROM users ORDER BY created_at, name"
+        f"SELECT {_USER_COLUMNS} FROM users ORDER BY created_at, name"
     )
     return [User(**dict(row)) for row in rows]
 
@@ -81,7 +83,7 @@ async def revoke_user(db: Database, name: str) -> User:
     """Revoke a user's key: every later request with it gets 401. Their rows stay theirs."""
     row = await db.fetchrow(
         "UPDATE users SET revoked_at = coalesce(revoked_at, now()) WHERE name = $1 "
-        "AND key_sha256 IS NOT NULL RETURNING id, name, key_prefix, created_at, revoked_at",
+        f"AND key_sha256 IS NOT NULL RETURNING {_USER_COLUMNS}",
         name,
     )
     if row is None:

@@ -588,6 +588,11 @@ class MetricResolver:
     def __post_init__(self) -> None:
         self._keys = list(self.phrases)
         self._key_metrics = [self.phrases[key] for key in self._keys]
+        # Each metric's normalized names, for questions that look a named metric up in the
+        # text ("where is it named", "is it set aside") without scanning every name.
+        self.names_of: dict[str, tuple[str, ...]] = {}
+        for key, metric_id in self.phrases.items():
+            self.names_of[metric_id] = (*self.names_of.get(metric_id, ()), key)
         # The catalog's cash flow wordings as written, beside the one wording the grammar
         # gives them, so a slip the grammar cannot read ("net cash provided by operating
         # activites" is read; "net cash provded by operating activities" is not) is still

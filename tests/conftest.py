@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from services.control.cli import prepare_database, wait_until_ready
 from services.control.servers import NatsServer, PostgresServer, free_port
 from services.control.supervisor import Supervisor
 from shared.embeddings import MiniLMEmbedder
+from tests.helpers import wait_until
 from tests.otlp_capture import OtlpCapture
 
 # Short enough that a test of redelivery after a crash waits seconds, not the default 30.
@@ -201,16 +201,17 @@ def another_gateway(
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"the extra gateway exited; see {log.name}")
+        try:
+            return httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200
+        except httpx.HTTPError:
+            return False
+
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError as error:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise AssertionError(f"no extra gateway: see {log.name}") from error
-                time.sleep(0.2)
+        asyncio.run(wait_until(answers, within=60))
         yield url
     finally:
         process.terminate()

@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from services.control.servers import free_port
+from tests.helpers import wait_until
 
 
 def word_vector(text: str, dimensions: int) -> list[float]:
@@ -71,11 +72,10 @@ class OpenAIStandIn:
         return f"http://127.0.0.1:{self.port}/v1"
 
     async def __aenter__(self) -> OpenAIStandIn:
-        self._task = asyncio.create_task(self._server.serve())
-        while not self._server.started:
-            if self._task.done():
-                await self._task  # raises what stopped it
-            await asyncio.sleep(0.01)
+        task = self._task = asyncio.create_task(self._server.serve())
+        await wait_until(lambda: self._server.started or task.done(), within=30)
+        if task.done():
+            await task  # raises what stopped it
         return self
 
     async def __aexit__(

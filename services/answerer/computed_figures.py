@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from services.answerer.intent_answers import fiscal_period
 from shared.contracts import Fact, FormulaInput, Understood
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
@@ -116,23 +117,19 @@ def same_quarter_growth(facts: list[Fact], understood: Understood) -> tuple[list
             before = earlier.get(quarter)
             if before is None or before.value == 0 or metric not in METRICS_BY_ID:
                 continue
-            value = (current.value / before.value - 1) * 100
-            growth = _derived(
+            growth, sentence = _percent_change(
                 current,
-                metric_label=f"{current.metric_label} growth on the year-earlier quarter",
-                value=value,
-                unit="%",
+                before,
+                label=f"{current.metric_label} growth on the year-earlier quarter",
                 source_id=f"derived:{symbol}:{metric}:yoy:Q{quarter}-FY{year}",
-                formula="(current / year_ago - 1) * 100",
-                inputs=[_input("current", current), _input("year_ago", before)],
+                terms=("current", "year_ago"),
+                opening=(
+                    f"Against Q{quarter} of fiscal {year - 1}, {possessive(current.company)} "
+                    f"{mid_sentence(current.metric_label)} in Q{quarter} of fiscal {year}"
+                ),
             )
             growths.append(growth)
-            sentences.append(
-                f"Against Q{quarter} of fiscal {year - 1}, {possessive(current.company)} "
-                f"{mid_sentence(current.metric_label)} in Q{quarter} of fiscal {year} changed "
-                f"by {format_value(value, '%')}: ({format_value(current.value, current.unit)} / "
-                f"{format_value(before.value, before.unit)} - 1) × 100."
-            )
+            sentences.append(sentence)
     return growths, sentences
 
 
@@ -154,25 +151,49 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
         first = annual.get((symbol, metric, first_year))
         if year != last_year or first is None or first.value <= 0:
             continue
-        value = (last.value / first.value - 1) * 100
-        changes.append(
-            _derived(
-                last,
-                metric_label=f"{last.metric_label} change since fiscal {first_year}",
-                value=value,
-                unit="%",
-                source_id=f"derived:{symbol}:{metric}:change:FY{first_year}-FY{last_year}",
-                formula="(later / earlier - 1) * 100",
-                inputs=[_input("later", last), _input("earlier", first)],
-            )
+        change, sentence = _percent_change(
+            last,
+            first,
+            label=f"{last.metric_label} change since fiscal {first_year}",
+            source_id=f"derived:{symbol}:{metric}:change:FY{first_year}-FY{last_year}",
+            terms=("later", "earlier"),
+            opening=(
+                f"From fiscal {first_year} to fiscal {last_year}, {possessive(last.company)} "
+                f"{mid_sentence(last.metric_label)}"
+            ),
         )
-        sentences.append(
-            f"From fiscal {first_year} to fiscal {last_year}, {possessive(last.company)} "
-            f"{mid_sentence(last.metric_label)} changed by {format_value(value, '%')}: "
-            f"({format_value(last.value, last.unit)} / {format_value(first.value, first.unit)}"
-            " - 1) × 100."
-        )
+        changes.append(change)
+        sentences.append(sentence)
     return changes, sentences
+
+
+def _percent_change(
+    later: Fact,
+    earlier: Fact,
+    *,
+    label: str,
+    source_id: str,
+    terms: tuple[str, str],
+    opening: str,
+) -> tuple[Fact, str]:
+    """`later` against `earlier` in percent, as a derived fact with both as its inputs, and
+    the sentence that shows the arithmetic after `opening` ("… changed by -2.8%: …")."""
+    value = (later.value / earlier.value - 1) * 100
+    fact = _derived(
+        later,
+        metric_label=label,
+        value=value,
+        unit="%",
+        source_id=source_id,
+        formula=f"({terms[0]} / {terms[1]} - 1) * 100",
+        inputs=[_input(terms[0], later), _input(terms[1], earlier)],
+    )
+    sentence = (
+        f"{opening} changed by {format_value(value, '%')}: "
+        f"({format_value(later.value, later.unit)} / {format_value(earlier.value, earlier.unit)}"
+        " - 1) × 100."
+    )
+    return fact, sentence
 
 
 def ratio_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
@@ -203,13 +224,8 @@ def ratio_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact]
                 inputs=[_input("part", part), _input("whole", whole)],
             )
         )
-        when = (
-            f"Q{part.fiscal_quarter} of fiscal {part.fiscal_year}"
-            if part.period_type == "quarterly"
-            else f"fiscal {part.fiscal_year}"
-        )
         sentences.append(
-            f"In {when}, {possessive(part.company)} {part_label} was "
+            f"In {fiscal_period(part)}, {possessive(part.company)} {part_label} was "
             f"{format_value(value, '%')} of its {whole_label}: "
             f"{format_value(part.value, part.unit)} / {format_value(whole.value, whole.unit)} "
             "× 100."

@@ -76,18 +76,21 @@ def compose_trend(facts: list[Fact]) -> list[str]:
             "rose" if last.value > first.value else "fell" if last.value < first.value else "held"
         )
         sentence = (
-            f"From {_when(first)} to {_when(last)}, {possessive(first.company)} {label} "
-            f"{direction} from {format_value(first.value, first.unit)} to "
-            f"{format_value(last.value, last.unit)}"
+            f"From {fiscal_period(first)} to {fiscal_period(last)}, "
+            f"{possessive(first.company)} {label} {direction} from "
+            f"{format_value(first.value, first.unit)} to {format_value(last.value, last.unit)}"
         )
         peak = max(points, key=lambda f: f.value)
         if peak is not last and peak is not first:
-            sentence += f"; its highest was {format_value(peak.value, peak.unit)} in {_when(peak)}"
+            sentence += (
+                f"; its highest was {format_value(peak.value, peak.unit)} in {fiscal_period(peak)}"
+            )
         sentences.append(sentence + ".")
     return sentences
 
 
-def _when(fact: Fact) -> str:
+def fiscal_period(fact: Fact) -> str:
+    """ "Q2 of fiscal 2024" or "fiscal 2024", as the answers name a fact's period."""
     if fact.period_type == "quarterly" and fact.fiscal_quarter:
         return f"Q{fact.fiscal_quarter} of fiscal {fact.fiscal_year}"
     return f"fiscal {fact.fiscal_year}"

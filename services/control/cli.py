@@ -9,8 +9,9 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -20,6 +21,8 @@ from services.control.supervisor import Supervisor
 from shared.subjects import Stage
 
 STATE_FILE = "state.json"
+
+T = TypeVar("T")
 
 
 async def prepare_database(
@@ -463,36 +466,55 @@ def command_data_check(args: argparse.Namespace, settings: ControlSettings) -> i
     return 1 if report.errors else 0
 
 
-def command_eval_documents(args: argparse.Namespace, settings: ControlSettings) -> int:
-    """`finq eval documents`: on a database of its own unless --dsn names one. Exit 1 when
-    an answer raised."""
-    import tempfile
-
-    from services.control.document_eval import evaluate_documents
-    from services.control.servers import PostgresServer, ServerError, free_port
-
+def _filings_data_dir(args: argparse.Namespace, settings: ControlSettings) -> Path | None:
     data_dir = Path(args.data_dir) if args.data_dir else settings.sec_offline_dir.parent
     if not (data_dir / "filings").is_dir():
         print(f"no filings under {data_dir}: pass --data-dir (../shared/data)", file=sys.stderr)
-        return 1
-    report_path = Path(args.report) if args.report else None
-    split = args.split or "all"
-    if args.dsn:
-        report = asyncio.run(evaluate_documents(args.dsn, data_dir, report_path, split))
-        return 1 if report.overall.errors else 0
-    home = Path(tempfile.mkdtemp(prefix="finq-eval-documents-"))
+        return None
+    return data_dir
+
+
+def _on_a_database(
+    dsn: str | None, prefix: str, evaluate: Callable[[str], Awaitable[T]]
+) -> T | None:
+    """`evaluate(dsn)` on the database `dsn` names, or on a migrated PostgreSQL of its own
+    started under a temporary folder and stopped afterwards; None when that cannot start."""
+    import tempfile
+
+    from services.control.servers import free_port
+
+    if dsn:
+        return asyncio.run(evaluate(dsn))
+    home = Path(tempfile.mkdtemp(prefix=prefix))
     postgres = PostgresServer(home / "postgres", free_port())
     try:
         print(f"starting PostgreSQL of its own under {home}", flush=True)
         postgres.start()
         asyncio.run(prepare_database(postgres.dsn, load_glossary=False))
-        report = asyncio.run(evaluate_documents(postgres.dsn, data_dir, report_path, split))
+        return asyncio.run(evaluate(postgres.dsn))
     except ServerError as error:
         print(f"PostgreSQL could not start: {error}", file=sys.stderr)
-        return 1
+        return None
     finally:
         postgres.stop()
-    return 1 if report.overall.errors else 0
+
+
+def command_eval_documents(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq eval documents`: on a database of its own unless --dsn names one. Exit 1 when
+    an answer raised."""
+    from services.control.document_eval import evaluate_documents
+
+    data_dir = _filings_data_dir(args, settings)
+    if data_dir is None:
+        return 1
+    report_path = Path(args.report) if args.report else None
+    split = args.split or "all"
+    report = _on_a_database(
+        args.dsn,
+        "finq-eval-documents-",
+        lambda dsn: evaluate_documents(dsn, data_dir, report_path, split),
+    )
+    return 1 if report is None or report.overall.errors else 0
 
 
 def command_eval(args: argparse.Namespace, settings: ControlSettings) -> int:
@@ -562,30 +584,15 @@ async def evaluate_retrieval(dsn: str, data_dir: Path, report_path: Path | None)
 
 def command_eval_retrieval(args: argparse.Namespace, settings: ControlSettings) -> int:
     """`finq eval retrieval`: on a database of its own unless --dsn names one."""
-    import tempfile
-
-    from services.control.servers import free_port
-
-    data_dir = Path(args.data_dir) if args.data_dir else settings.sec_offline_dir.parent
-    if not (data_dir / "filings").is_dir():
-        print(f"no filings under {data_dir}: pass --data-dir (../shared/data)", file=sys.stderr)
+    data_dir = _filings_data_dir(args, settings)
+    if data_dir is None:
         return 1
     report = Path(args.report) if args.report else None
-    if args.dsn:
-        met = asyncio.run(evaluate_retrieval(args.dsn, data_dir, report))
-        return 0 if met else 1
-    home = Path(tempfile.mkdtemp(prefix="finq-eval-retrieval-"))
-    postgres = PostgresServer(home / "postgres", free_port())
-    try:
-        print(f"starting PostgreSQL of its own under {home}", flush=True)
-        postgres.start()
-        asyncio.run(prepare_database(postgres.dsn, load_glossary=False))
-        met = asyncio.run(evaluate_retrieval(postgres.dsn, data_dir, report))
-    except ServerError as error:
-        print(f"PostgreSQL could not start: {error}", file=sys.stderr)
-        return 1
-    finally:
-        postgres.stop()
+    met = _on_a_database(
+        args.dsn,
+        "finq-eval-retrieval-",
+        lambda dsn: evaluate_retrieval(dsn, data_dir, report),
+    )
     return 0 if met else 1
 
 

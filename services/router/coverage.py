@@ -200,7 +200,13 @@ def passing_verb(word: str, vocabulary: frozenset[str]) -> bool:
     if not _INFLECTED.match(word) or _BASIS.match(word) or word in vocabulary:
         return False
     stem = _stem(word)
-    return not any(len(stem) >= 4 and _stem(known).startswith(stem) for known in vocabulary)
+    return len(stem) < 4 or not any(known.startswith(stem) for known in _stems(vocabulary))
+
+
+@functools.cache
+def _stems(vocabulary: frozenset[str]) -> frozenset[str]:
+    # Once per vocabulary (the resolver's, fixed while the router runs), not per word.
+    return frozenset(_stem(word) for word in vocabulary)
 
 
 # The catalog's categories that say what a figure measures (not where it is reported).

@@ -11,7 +11,7 @@ B ratio" the first named is divided by the second.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from shared.contracts import RatioAsked
 from shared.metric_catalog import METRICS_BY_ID
@@ -46,30 +46,30 @@ def _shares_a_unit(numerator: str, denominator: str) -> bool:
     )
 
 
-def metric_positions(text: str, metrics: list[str], phrases: Mapping[str, str]) -> dict[str, int]:
+def metric_positions(
+    text: str, metrics: list[str], names_of: Mapping[str, Sequence[str]]
+) -> dict[str, int]:
     """Where each metric is first named in the text, as an index of its normalized words."""
     words = normalize_phrase(text).split()
-    wanted = set(metrics)
     positions: dict[str, int] = {}
-    for phrase, metric in phrases.items():
-        if metric not in wanted:
-            continue
-        size = len(phrase.split())
-        for index in range(len(words) - size + 1):
-            if " ".join(words[index : index + size]) == phrase:
-                positions[metric] = min(positions.get(metric, index), index)
-                break
+    for metric in metrics:
+        for phrase in names_of.get(metric, ()):
+            size = len(phrase.split())
+            for index in range(len(words) - size + 1):
+                if " ".join(words[index : index + size]) == phrase:
+                    positions[metric] = min(positions.get(metric, index), index)
+                    break
     return positions
 
 
 def ratio_asked(
-    text: str, metrics: list[str], phrases: Mapping[str, str]
+    text: str, metrics: list[str], names_of: Mapping[str, Sequence[str]]
 ) -> tuple[RatioAsked | None, list[tuple[int, int]]]:
     """The ratio of two figures a question asks for, and the spans of its ratio words; None
-    when it asks for none. `phrases` are the resolver's names of metrics (normalized)."""
+    when it asks for none. `names_of` holds each metric's normalized names."""
     if len(metrics) != 2:
         return None, []
-    positions = metric_positions(text, metrics, phrases)
+    positions = metric_positions(text, metrics, names_of)
     if len(positions) != 2:
         return None, []
     first, second = sorted(metrics, key=lambda metric: positions[metric])

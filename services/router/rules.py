@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Protocol
@@ -466,7 +466,8 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
             ]
             matches = MetricMatches([metric], [], unresolved)
             spoken_metric = True
-    ratio, ratio_spans = ratio_asked(corrected, matches.metrics, finder.resolver.phrases)
+    names_of = finder.resolver.names_of
+    ratio, ratio_spans = ratio_asked(corrected, matches.metrics, names_of)
     read.extend(ratio_spans)
     if ratio is not None and (held := FORMULA_INDEX.get(("/", ratio.numerator, ratio.denominator))):
         # The catalog holds that ratio after all ("each dollar of revenue … net income" is
@@ -477,9 +478,11 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         corrected,
         _without_bare_cash(
             corrected,
-            _without_explained_inputs(corrected, matches.metrics, finder.resolver.phrases),
+            _without_explained_inputs(
+                corrected, matches.metrics, finder.resolver.phrases, names_of
+            ),
         ),
-        finder.resolver.phrases,
+        names_of,
     )
     if explained != matches.metrics:
         matches = MetricMatches(explained, matches.resolutions, matches.unresolved)
@@ -510,32 +513,11 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
             for span in not_understood
             if changes_basis(span.text) or any(c.isdigit() for c in span.text)
         ]
-    if metrics and all(METRICS_BY_ID[m].kind == "instant" for m in metrics):
-        # Money moving asked of a balance ("spending on property and equipment", "cash
-        # Apple generated") is a flow the balance does not measure: never the balance.
+    if metrics:
         not_understood = sorted(
-            [*not_understood, *_flow_verbs(corrected, read)], key=lambda span: span.start
+            [*not_understood, *_asked_otherwise(corrected, metrics, read, periods.spans)],
+            key=lambda span: span.start,
         )
-    unread_days = [
-        TextSpan(text=corrected[start:end], start=start, end=end)
-        for start, end in date_mentions(corrected)
-        if not any(s <= start < e for s, e in periods.spans)
-    ]
-    if metrics and unread_days:
-        # A day the period grammar did not read would leave the figure of another period.
-        not_understood = sorted([*not_understood, *unread_days], key=lambda span: span.start)
-    if metrics and all(METRICS_BY_ID[m].unit == "USD" for m in metrics):
-        # "How many shares did Apple repurchase" counts shares; "how many times" a ratio:
-        # a dollar amount answers neither.
-        counted = _COUNT_ASKED.search(corrected)
-        if counted is not None:
-            not_understood = sorted(
-                [
-                    *not_understood,
-                    TextSpan(text=counted.group(), start=counted.start(), end=counted.end()),
-                ],
-                key=lambda span: span.start,
-            )
     if not matches.metrics:
         # No figure: what is left is the topic asked about ("holders of record"), or a
         # figure the catalog does not name; a qualifier qualifies nothing.
@@ -562,6 +544,41 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
     )
 
 
+def _asked_otherwise(
+    question: str,
+    metrics: list[str],
+    read: Sequence[tuple[int, int]],
+    period_spans: Sequence[tuple[int, int]],
+) -> list[TextSpan]:
+    """The words that ask for the figures another way than finq holds them, as spans nothing
+    read: money moving asked of a balance ("spending on property and equipment", "cash
+    Apple generated": a flow the balance does not measure); a day or year the period
+    grammar did not read (the figure would be another period's); a count asked of dollar
+    figures ("how many shares did Apple repurchase", "how many times")."""
+    found: list[TextSpan] = []
+    if all(METRICS_BY_ID[m].kind == "instant" for m in metrics):
+        found += _spans_outside(_FLOW_VERBS.finditer(question), read)
+    found += [
+        TextSpan(text=question[start:end], start=start, end=end)
+        for start, end in date_mentions(question)
+        if not any(s <= start < e for s, e in period_spans)
+    ]
+    if all(METRICS_BY_ID[m].unit == "USD" for m in metrics):
+        found += _spans_outside(_COUNT_ASKED.finditer(question), (), first_only=True)
+    return found
+
+
+def _spans_outside(
+    matches: Iterable[re.Match[str]], read: Sequence[tuple[int, int]], first_only: bool = False
+) -> list[TextSpan]:
+    spans = [
+        TextSpan(text=match.group(), start=match.start(), end=match.end())
+        for match in matches
+        if not any(start <= match.start() < end for start, end in read)
+    ]
+    return spans[:1] if first_only else spans
+
+
 # How a question explains the figure it names: "free cash flow (operating cash flow less
 # capex)", "R&D intensity - R&D as a share of revenue", "leverage, measured as …".
 _EXPLAINED = re.compile(
@@ -571,7 +588,10 @@ _EXPLAINED = re.compile(
 
 
 def _without_explained_inputs(
-    question: str, metrics: list[str], phrases: Mapping[str, str]
+    question: str,
+    metrics: list[str],
+    phrases: Mapping[str, str],
+    names_of: Mapping[str, Sequence[str]],
 ) -> list[str]:
     """A derived figure explained by its own inputs ("free cash flow (operating cash flow
     less capex)"), or its inputs glossed by its name ("how many cents of each dollar of
@@ -585,8 +605,8 @@ def _without_explained_inputs(
     if (
         first.derived
         and set(metrics[1:]) <= set(first.inputs)
-        and all(_named_in(explanation, metric, phrases) for metric in metrics[1:])
-        and not _named_in(explanation, first.id, phrases)
+        and all(_named_in(explanation, metric, names_of) for metric in metrics[1:])
+        and not _named_in(explanation, first.id, names_of)
     ):
         return metrics[:1]
     for inner in _PARENTHESIS.finditer(question):
@@ -601,9 +621,9 @@ def _without_explained_inputs(
     return metrics
 
 
-def _named_in(text: str, metric: str, phrases: Mapping[str, str]) -> bool:
+def _named_in(text: str, metric: str, names_of: Mapping[str, Sequence[str]]) -> bool:
     """Whether normalized `text` (spaces around it) names the metric by a catalog name."""
-    return any(named == metric and f" {phrase} " in text for phrase, named in phrases.items())
+    return any(f" {phrase} " in text for phrase in names_of.get(metric, ()))
 
 
 _PARENTHESIS = re.compile(r"\(([^()]{2,60})\)")
@@ -630,7 +650,9 @@ _CASH_BALANCE = re.compile(
 _NEGATED = re.compile(r"\b(?:not|excluding|except|without|rather than)\s+(?:the\s+|its\s+)?$", re.I)
 
 
-def _without_negated(question: str, metrics: list[str], phrases: Mapping[str, str]) -> list[str]:
+def _without_negated(
+    question: str, metrics: list[str], names_of: Mapping[str, Sequence[str]]
+) -> list[str]:
     """ "Just cash and equivalents, not the marketable securities", "cash taxes, not the
     provision": a figure named only to be set aside is not asked for."""
     if len(metrics) < 2:
@@ -638,8 +660,11 @@ def _without_negated(question: str, metrics: list[str], phrases: Mapping[str, st
     normalized = normalize_phrase(question)
     kept = []
     for metric in metrics:
-        names = [phrase for phrase, named in phrases.items() if named == metric]
-        spots = [m.start() for n in names for m in re.finditer(rf"\b{re.escape(n)}\b", normalized)]
+        spots = [
+            m.start()
+            for name in names_of.get(metric, ())
+            for m in re.finditer(rf"\b{re.escape(name)}\b", normalized)
+        ]
         if spots and all(_NEGATED.search(normalized[:spot]) for spot in spots):
             continue
         kept.append(metric)
@@ -665,14 +690,6 @@ _FLOW_VERBS = re.compile(
     r"|invest(?:ed|ing|s)?|raise[ds]?|raising)\b",
     re.IGNORECASE,
 )
-
-
-def _flow_verbs(text: str, read: Sequence[tuple[int, int]]) -> list[TextSpan]:
-    return [
-        TextSpan(text=match.group(), start=match.start(), end=match.end())
-        for match in _FLOW_VERBS.finditer(text)
-        if not any(start <= match.start() < end for start, end in read)
-    ]
 
 
 def _words_outside(phrase: str, text: str, spans: Sequence[tuple[int, int]]) -> str:
