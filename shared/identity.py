@@ -73,9 +73,7 @@ async def add_user(db: Database, name: str) -> tuple[User, str]:
 
 
 async def list_users(db: Database) -> list[User]:
-    rows = await db.fetch(
-        f"SELECT {_USER_COLUMNS} FROM users ORDER BY created_at, name"
-    )
+    rows = await db.fetch(f"SELECT {_USER_COLUMNS} FROM users ORDER BY created_at, name")
     return [User(**dict(row)) for row in rows]
 
 
