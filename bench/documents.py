@@ -264,7 +264,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 flush=True,
             )
         if not args.skip_search:
-            bench_db = postgres.dsn.rsplit("/", 1)[0] + "/bench_search"
+            bench_db = postgres.dsn_for("bench_search")
             await prepare_database(bench_db, load_default=False)
             print(f"search: filling {args.chunks:,} synthetic chunks", flush=True)
             fill_s = await fill_synthetic(bench_db, embedder, args.chunks)

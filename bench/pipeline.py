@@ -508,7 +508,7 @@ def service_environment(nats: NatsServer, postgres: PostgresServer, port: int) -
     env.update(
         {
             "FINQ_NATS_URL": nats.url,
-            "FINQ_DATABASE_URL": postgres.dsn,
+            "FINQ_DATABASE_URL": postgres.service_dsn,
             "FINQ_GATEWAY_HOST": "127.0.0.1",
             "FINQ_GATEWAY_PORT": str(port),
             "FINQ_LOG_LEVEL": "WARNING",
@@ -563,12 +563,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"starting PostgreSQL on {postgres.port} and NATS on {nats.port} under {home}")
         postgres.start()
         nats.start()
-        loaded = asyncio.run(asyncio.wait_for(prepare_database(postgres.dsn), timeout=300))
+        loaded = asyncio.run(
+            asyncio.wait_for(
+                prepare_database(postgres.dsn, service_dsn=postgres.service_dsn), timeout=300
+            )
+        )
         print(f"loaded the bundled dataset: {loaded}")
 
         gateway_port = free_port()
         url = f"http://127.0.0.1:{gateway_port}"
-        supervisor = Supervisor(home / "logs", service_environment(nats, postgres, gateway_port))
+        supervisor = Supervisor(
+            home / "logs",
+            service_environment(nats, postgres, gateway_port),
+            stage_env=nats.credentials_env,
+        )
         supervisor.start()
         wait_until_ready(url, supervisor, timeout=120)
         print(f"the five services are ready at {url}\n", flush=True)

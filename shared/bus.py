@@ -33,7 +33,7 @@ from nats.js.api import (
     StreamConfig,
 )
 from nats.js.errors import BadRequestError, NotFoundError
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from shared import subjects
 from shared.contracts import Envelope
@@ -42,6 +42,8 @@ from shared.telemetry import current_trace_id, inject_headers, process_span, sen
 log = structlog.get_logger("finq.bus")
 
 MSG_ID_HEADER = "Nats-Msg-Id"
+# How nats-server words a refused login (nats-py passes it on in the error's text).
+AUTHORIZATION_VIOLATION = "authorization violation"
 # JetStream's error code for "subjects overlap with an existing stream".
 SUBJECTS_OVERLAP = 10065
 # Streams finq has ever created start with this; others are never deleted.
@@ -61,15 +63,70 @@ class PoisonMessage(Exception):
     """A message no retry can fix: it goes to the dead-letter subject and is terminated."""
 
 
-async def connect(url: str, name: str) -> NatsClient:
-    return await nats.connect(
-        url,
-        name=name,
-        max_reconnect_attempts=-1,
-        reconnect_time_wait=0.5,
-        # Publishes made while reconnecting are buffered instead of failing.
-        pending_size=64 * 1024 * 1024,
+async def report_nats_error(error: Exception) -> None:
+    """nats-py's asynchronous errors (a publish the server refused for want of permission,
+    a lost connection) in the process's own JSON log rather than a bare traceback."""
+    log.error("nats error", error=str(error) or repr(error))
+
+
+class NatsRefused(ConnectionError):
+    """nats-server refused the credentials: retrying with the same ones cannot help."""
+
+
+async def connect(
+    url: str,
+    name: str,
+    user: str | None = None,
+    password: SecretStr | None = None,
+    error_cb: Callable[[Exception], Awaitable[None]] = report_nats_error,
+) -> NatsClient:
+    """Connect as `user` (a stage's NATS user or the operator; none: no credentials).
+
+    An unreachable server is retried until it answers (it may start after us), but refused
+    credentials raise NatsRefused at once, so a misconfigured process exits with the reason
+    instead of retrying for ever."""
+    credentials: dict[str, str] = {}
+    if user:
+        credentials = {
+            "user": user,
+            "password": password.get_secret_value() if password else "",
+            # Each user may subscribe only below its own inbox prefix
+            # (shared/nats_permissions.py): replies and pulled messages arrive there.
+            "inbox_prefix": subjects.inbox_prefix(user),
+        }
+    refused = asyncio.Event()
+
+    async def on_error(error: Exception) -> None:
+        if AUTHORIZATION_VIOLATION in str(error).lower():
+            refused.set()
+        await error_cb(error)
+
+    client = NatsClient()
+    connecting = asyncio.ensure_future(
+        client.connect(
+            url,
+            name=name,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,
+            # Publishes made while reconnecting are buffered instead of failing.
+            pending_size=64 * 1024 * 1024,
+            error_cb=on_error,
+            **credentials,  # type: ignore[arg-type]
+        )
     )
+    waiting = asyncio.ensure_future(refused.wait())
+    try:
+        await asyncio.wait({connecting, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+    if not connecting.done():
+        connecting.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await connecting
+        await client.close()
+        raise NatsRefused(f"nats-server at {url} refused the credentials of user {user!r}")
+    connecting.result()
+    return client
 
 
 async def ensure_streams(js: JetStreamContext) -> None:
@@ -162,9 +219,19 @@ class Publisher:
         """Send the final word for a request to the gateway instance that waits for it."""
         if not envelope.reply_to:
             return
+        await self._send_core(envelope.reply_to, envelope)
+
+    async def report_failure(self, envelope: Envelope[Any]) -> None:
+        """Tell the waiting gateway instance that its request failed, on its failure subject:
+        the reply subject carries answers from the validator only."""
+        subject = subjects.failure_subject_for(envelope.reply_to or "")
+        if subject is not None:
+            await self._send_core(subject, envelope)
+
+    async def _send_core(self, subject: str, envelope: Envelope[Any]) -> None:
         body = encode(envelope)
-        with send_span(envelope.reply_to, None, len(body)):
-            await self.nc.publish(envelope.reply_to, body, headers=inject_headers({}))
+        with send_span(subject, None, len(body)):
+            await self.nc.publish(subject, body, headers=inject_headers({}))
 
 
 @dataclass(frozen=True)
@@ -182,7 +249,15 @@ class Reply:
     envelope: Envelope[Any]
 
 
-StageOutput = Forward | Reply
+@dataclass(frozen=True)
+class Done:
+    """A stage's work on the message ends here, with nothing to send (the ingest stage's
+    outcome is the document's row)."""
+
+    envelope: Envelope[Any]
+
+
+StageOutput = Forward | Reply | Done
 Handler = Callable[[Envelope[Any]], Awaitable[StageOutput]]
 PoisonReporter = Callable[[Envelope[Any], str], Awaitable[None]]
 
@@ -259,8 +334,7 @@ class StageConsumer:
 
     async def run(self) -> None:
         durable = await ensure_consumer(self.js, self.stage, self.options)
-        stream = subjects.input_stream(self.stage)
-        self._next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}"
+        self._next_subject = subjects.pull_subject(self.stage)
         self._durable = durable
         self._inbox = self.nc.new_inbox()
         self._last_seen = time.monotonic()
@@ -379,7 +453,7 @@ class StageConsumer:
                     )
                     if isinstance(output, Forward):
                         await self.publisher.publish(output.subject, output.envelope)
-                    else:
+                    elif isinstance(output, Reply):
                         await self.publisher.reply(output.envelope)
                 except PoisonMessage as error:
                     await self._dead_letter(msg, str(error), envelope)

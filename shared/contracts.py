@@ -7,6 +7,7 @@ with defaults; a breaking change gets new models under a new subject version.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Generic, Literal, TypeVar
 
@@ -127,6 +128,8 @@ class Passage(Contract):
     is_table: bool = False
     score: float  # reciprocal-rank fusion of the vector and keyword rankings
     link: str | None = None
+    # False for a user's own upload: cited as their file, never as a company's filing.
+    public: bool = True
 
 
 class ToolResult(Contract):
@@ -479,6 +482,25 @@ class AnswerValidated(Contract):
     generation: Generation = Field(default_factory=Generation)
 
 
+class DocumentUploaded(Contract):
+    """An upload the gateway stored: its `documents` row (status pending) and its bytes in
+    `document_files` are committed; the ingest stage reads, parses, embeds and stores it."""
+
+    document_id: str = Field(max_length=64)
+    file_name: str = Field(max_length=300)  # as the user named it, for messages about it
+    content_type: str | None = Field(default=None, max_length=200)
+    symbol: str | None = Field(default=None, max_length=10)
+    form: str | None = Field(default=None, max_length=20)
+    fiscal_year: int | None = None
+    fiscal_quarter: int | None = None
+    title: str | None = Field(default=None, max_length=300)
+
+    def overrides(self) -> dict[str, Any]:
+        """What the uploader said of the document, over what finq reads from it."""
+        fields = ("symbol", "form", "fiscal_year", "fiscal_quarter", "title")
+        return {name: getattr(self, name) for name in fields if getattr(self, name) is not None}
+
+
 class StageFailed(Contract):
     stage: Stage
     code: str
@@ -503,6 +525,9 @@ class Envelope(BaseModel, Generic[PayloadT]):
     reply_to: str | None = None
     # Milliseconds each stage spent on this request so far, for the query log.
     timings_ms: dict[str, float] = Field(default_factory=dict)
+    # Model calls made for this request so far, by every stage and every attempt: each
+    # stage spends from what FINQ_MAX_MODEL_CALLS_PER_REQUEST leaves (see ModelCallBudget).
+    model_calls: int = Field(default=0, ge=0)
     payload: PayloadT
 
     def expired(self, now: datetime | None = None) -> bool:
@@ -519,8 +544,30 @@ class Envelope(BaseModel, Generic[PayloadT]):
             created_at=self.created_at,
             reply_to=self.reply_to,
             timings_ms=dict(self.timings_ms),
+            model_calls=self.model_calls,
             payload=payload,
         )
+
+
+@dataclass
+class ModelCallBudget:
+    """The model calls one request may still make. Every call site takes one before it
+    calls; when none is left it answers without the model (the rules' route, the template
+    answer), so a loop of redos or a chatty stage cannot run up a bill on one question."""
+
+    left: int
+    used: int = 0
+
+    @classmethod
+    def of(cls, envelope: Envelope[Any], limit: int) -> ModelCallBudget:
+        return cls(max(0, limit - envelope.model_calls))
+
+    def take(self) -> bool:
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        self.used += 1
+        return True
 
 
 def new_deadline(seconds: float) -> datetime:

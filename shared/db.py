@@ -8,9 +8,12 @@ advisory lock lets several processes start at once without racing.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
 
 import asyncpg
 from pgvector.asyncpg import register_vector
@@ -94,5 +97,129 @@ async def ensure_database(dsn: str) -> None:
             # Identifiers cannot be bound as parameters; quote it the way Postgres does.
             quoted = await conn.fetchval("SELECT quote_ident($1)", name)
             await conn.execute(f"CREATE DATABASE {quoted}")
+    finally:
+        await conn.close()
+
+
+# The setting every row-level security policy reads (shared/migrations/013): local to the
+# transaction, so a pooled connection never carries one user's identity into another's work.
+ACT_AS_SQL = "SELECT set_config('app.user_id', $1, true)"
+
+
+class UserScope:
+    """A pool whose every connection acts for one user: each `acquire()` is a transaction
+    that has set `app.user_id`, so row-level security shows that user's rows (and the public
+    ones) and refuses to write any other user's. The methods a pool offers for one statement
+    run it in a transaction of its own. Code written against a pool takes one unchanged."""
+
+    def __init__(self, pool: asyncpg.Pool, user_id: str) -> None:
+        if not user_id:
+            raise ValueError("a user scope needs a user id")
+        self.pool = pool
+        self.user_id = user_id
+
+    @asynccontextmanager
+    async def acquire(self) -> AsyncIterator[asyncpg.Connection]:
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(ACT_AS_SQL, self.user_id)
+            yield conn
+
+    async def execute(self, query: str, *args: Any) -> str:
+        async with self.acquire() as conn:
+            return str(await conn.execute(query, *args))
+
+    async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
+        async with self.acquire() as conn:
+            return list(await conn.fetch(query, *args))
+
+    async def fetchrow(self, query: str, *args: Any) -> asyncpg.Record | None:
+        async with self.acquire() as conn:
+            return await conn.fetchrow(query, *args)
+
+    async def fetchval(self, query: str, *args: Any) -> Any:
+        async with self.acquire() as conn:
+            return await conn.fetchval(query, *args)
+
+
+# What code that runs a statement or takes a connection accepts: the pool itself (the
+# owner's commands, public data) or the pool acting for one user.
+DatabasePool = asyncpg.Pool | UserScope
+
+
+def acting_as(pool: asyncpg.Pool, user_id: str) -> UserScope:
+    """`pool` as `user_id` sees the database."""
+    return UserScope(pool, user_id)
+
+
+# What the services' role may do: read and write rows (row-level security decides which),
+# never read the users table or the migration record, never change the schema.
+_SERVICE_ROLE_TABLES_DENIED = ("users", "schema_migrations")
+_SERVICE_ROLE_FUNCTIONS = (
+    "finq_user_for_key(text)",
+    "finq_unanswered_questions()",
+    "finq_unfinished_uploads(text)",
+)
+
+
+@dataclass(frozen=True)
+class RoleLogin:
+    user: str
+    password: str
+
+
+def login_of(dsn: str) -> RoleLogin:
+    """The role and password a DSN logs in with (from its URL or its query string)."""
+    url = urlsplit(dsn)
+    query = {key: values[-1] for key, values in parse_qs(url.query).items()}
+    return RoleLogin(
+        unquote(url.username or query.get("user", "")),
+        unquote(url.password or query.get("password", "")),
+    )
+
+
+async def ensure_service_role(owner_dsn: str, service_dsn: str) -> str | None:
+    """Create (or bring up to date) the role the services connect as, from `service_dsn`'s
+    user and password: a login role that is not a superuser, cannot bypass row-level
+    security and owns nothing, with row privileges on the owner's tables. Returns the role,
+    or None when the services connect as the owner (nothing to do)."""
+    service = login_of(service_dsn)
+    conn = await asyncpg.connect(owner_dsn)
+    try:
+        owner = await conn.fetchval("SELECT current_user")
+        if not service.user or service.user == owner:
+            return None
+        if not service.password:
+            raise ValueError(
+                f"the services' DSN names role {service.user!r} without a password; "
+                "finq's services authenticate with one (SCRAM)"
+            )
+        role = await conn.fetchval("SELECT quote_ident($1)", service.user)
+        database = await conn.fetchval("SELECT quote_ident(current_database())")
+        # The password travels as a literal (CREATE ROLE takes no parameters); the server
+        # stores only its SCRAM verifier (password_encryption is scram-sha-256).
+        password = await conn.fetchval("SELECT quote_literal($1)", service.password)
+        attributes = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS NOREPLICATION"
+        # Roles are the cluster's, shared by its databases: two databases prepared at once
+        # must not both create it.
+        await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY + 1)
+        try:
+            exists = await conn.fetchval(
+                "SELECT true FROM pg_roles WHERE rolname = $1", service.user
+            )
+            verb = "ALTER" if exists else "CREATE"
+            await conn.execute(f"{verb} ROLE {role} WITH {attributes} PASSWORD {password}")
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY + 1)
+        await conn.execute(f"GRANT CONNECT ON DATABASE {database} TO {role}")
+        await conn.execute(f"GRANT USAGE ON SCHEMA public TO {role}")
+        await conn.execute(
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}"
+        )
+        await conn.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}")
+        denied = ", ".join(_SERVICE_ROLE_TABLES_DENIED)
+        await conn.execute(f"REVOKE ALL ON {denied} FROM {role}")
+        for function in _SERVICE_ROLE_FUNCTIONS:
+            await conn.execute(f"GRANT EXECUTE ON FUNCTION {function} TO {role}")
+        return service.user
     finally:
         await conn.close()

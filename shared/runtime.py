@@ -56,7 +56,7 @@ def failure_reporter(stage: subjects.Stage, publisher: bus.Publisher) -> bus.Poi
 
     async def report(envelope: Envelope[Any], reason: str) -> None:
         failed = StageFailed(stage=stage, code="stage_failed", message=reason[:500])
-        await publisher.reply(envelope.carry(failed))
+        await publisher.report_failure(envelope.carry(failed))
 
     return report
 
@@ -67,10 +67,15 @@ async def serve_stage(
     payload_type: type[BaseModel],
     build_handler: HandlerBuilder,
     needs_database: bool,
+    poison_reporter: Callable[[StageClients], bus.PoisonReporter] | None = None,
 ) -> None:
+    """Consume `stage`'s input until SIGTERM. A message given up on is reported by
+    `poison_reporter` (by default: the waiting gateway is told the request failed)."""
     log = configure_logging(stage.value, settings.log_level)
     provider = setup_telemetry(f"finq-{stage.value}")
-    nc = await bus.connect(settings.nats_url, name=f"finq-{stage.value}")
+    nc = await bus.connect(
+        settings.nats_url, f"finq-{stage.value}", settings.nats_user, settings.nats_password
+    )
     pool: asyncpg.Pool | None = None
     cleanup = contextlib.AsyncExitStack()
     try:
@@ -89,7 +94,11 @@ async def serve_stage(
             handler=await build_handler(clients),
             publisher=publisher,
             options=consumer_options(settings),
-            on_poison=failure_reporter(stage, publisher),
+            on_poison=(
+                poison_reporter(clients)
+                if poison_reporter is not None
+                else failure_reporter(stage, publisher)
+            ),
             payload_type=payload_type,
         )
         loop = asyncio.get_running_loop()

@@ -21,7 +21,14 @@ class FinqSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
     nats_url: str = f"nats://127.0.0.1:{DEFAULT_NATS_PORT}"
-    database_url: str = f"postgresql://postgres@127.0.0.1:{DEFAULT_POSTGRES_PORT}/finq"
+    # The NATS user this process connects as (its stage's, or `operator`; see
+    # shared/nats_permissions.py) and its password; unset connects without credentials.
+    # A SecretStr, so the password never shows in a repr or a log line.
+    nats_user: str | None = None
+    nats_password: SecretStr | None = None
+    # The services' role (not the owner: row-level security applies to it), with its
+    # password; `finq up` passes the one it made.
+    database_url: str = f"postgresql://finq_app@127.0.0.1:{DEFAULT_POSTGRES_PORT}/finq"
     log_level: str = "INFO"
     db_pool_min: int = Field(default=2, ge=1)
     db_pool_max: int = Field(default=10, ge=1)
@@ -59,6 +66,10 @@ class OpenAISettings(BaseSettings):
     openai_model: str = Field(
         default="gpt-4o-mini", validation_alias=AliasChoices("OPENAI_MODEL", "FINQ_OPENAI_MODEL")
     )
+    # Model calls one question may cause, over every stage and attempt: the router's tool
+    # choice (up to 2) and the answerer's writing (once per attempt, up to 3). Past it,
+    # finq answers without the model.
+    max_model_calls_per_request: int = Field(default=4, ge=0, le=20)
 
     @property
     def llm_configured(self) -> bool:

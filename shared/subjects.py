@@ -19,6 +19,9 @@ class Stage(StrEnum):
     TOOLS = "tools"
     ANSWERER = "answerer"
     VALIDATOR = "validator"
+    # Reads uploaded documents: parses (in a child process with limits), chunks, embeds and
+    # stores them. The one process that holds the embedding model for ingest.
+    INGEST = "ingest"
 
 
 # Stage subjects: these live in the work stream and are persisted to disk.
@@ -26,12 +29,15 @@ QUESTION_ASKED = f"{PREFIX}.question.asked"
 ROUTE_DECIDED = f"{PREFIX}.route.decided"
 TOOLS_COMPLETED = f"{PREFIX}.tools.completed"
 ANSWER_DRAFTED = f"{PREFIX}.answer.drafted"
+# An upload the gateway stored (file and row committed): the ingest stage's work.
+DOCUMENT_UPLOADED = f"{PREFIX}.document.uploaded"
 
 STAGE_SUBJECTS: tuple[str, ...] = (
     QUESTION_ASKED,
     ROUTE_DECIDED,
     TOOLS_COMPLETED,
     ANSWER_DRAFTED,
+    DOCUMENT_UPLOADED,
 )
 
 # Replies to the gateway travel on core NATS, outside the stream: they are
@@ -40,6 +46,11 @@ STAGE_SUBJECTS: tuple[str, ...] = (
 REPLY_PREFIX = f"{PREFIX}.reply"
 ANSWER_VALIDATED = f"{PREFIX}.answer.validated"
 STAGE_FAILED = f"{PREFIX}.stage.failed"
+# A stage that gives up on a request tells the waiting gateway on a subject of its own,
+# not the reply subject: only the validator may publish on reply subjects (nats-server
+# enforces it, see shared/nats_permissions.py), so a broken or hostile stage can make a
+# request fail but never forge its answer.
+FAILURE_PREFIX = STAGE_FAILED
 
 # Dead letters are kept in their own stream with limits retention so that a
 # poison message stays inspectable after its consumer terminated it.
@@ -54,6 +65,7 @@ STAGE_STREAMS: dict[str, str] = {
     ROUTE_DECIDED: f"{_STREAM_PREFIX}_ROUTE_DECIDED",
     TOOLS_COMPLETED: f"{_STREAM_PREFIX}_TOOLS_COMPLETED",
     ANSWER_DRAFTED: f"{_STREAM_PREFIX}_ANSWER_DRAFTED",
+    DOCUMENT_UPLOADED: f"{_STREAM_PREFIX}_DOCUMENT_UPLOADED",
 }
 DEAD_LETTER_STREAM = f"{_STREAM_PREFIX}_DEAD"
 
@@ -61,6 +73,25 @@ DEAD_LETTER_STREAM = f"{_STREAM_PREFIX}_DEAD"
 def reply_subject(gateway_instance: str) -> str:
     """The core-NATS subject on which one gateway instance receives its answers."""
     return f"{REPLY_PREFIX}.{gateway_instance}"
+
+
+def failure_subject(gateway_instance: str) -> str:
+    """The core-NATS subject on which one gateway instance hears that a request failed."""
+    return f"{FAILURE_PREFIX}.{gateway_instance}"
+
+
+def failure_subject_for(reply_to: str) -> str | None:
+    """The failure subject of the gateway instance that waits on `reply_to`; None when
+    `reply_to` is no reply subject of finq's."""
+    head = f"{REPLY_PREFIX}."
+    if not reply_to.startswith(head) or len(reply_to) == len(head):
+        return None
+    return failure_subject(reply_to[len(head) :])
+
+
+def everything_under(prefix: str) -> str:
+    """The NATS wildcard for every subject below `prefix`."""
+    return f"{prefix}.{ALL_SUBJECTS}"
 
 
 def dead_letter_subject(stage: Stage) -> str:
@@ -73,6 +104,20 @@ STAGE_INPUT: dict[Stage, str] = {
     Stage.TOOLS: ROUTE_DECIDED,
     Stage.ANSWERER: TOOLS_COMPLETED,
     Stage.VALIDATOR: ANSWER_DRAFTED,
+    Stage.INGEST: DOCUMENT_UPLOADED,
+}
+
+
+# What each stage publishes to the stage streams. The validator sends a draft back: to the
+# answerer to be written again, or to the tools to fetch the periods the answer wanted.
+STAGE_OUTPUTS: dict[Stage, tuple[str, ...]] = {
+    Stage.GATEWAY: (QUESTION_ASKED, DOCUMENT_UPLOADED),
+    Stage.ROUTER: (ROUTE_DECIDED,),
+    Stage.TOOLS: (TOOLS_COMPLETED,),
+    Stage.ANSWERER: (ANSWER_DRAFTED,),
+    Stage.VALIDATOR: (ROUTE_DECIDED, TOOLS_COMPLETED),
+    # Its work ends in the database (the document's status); it sends nothing on.
+    Stage.INGEST: (),
 }
 
 
@@ -83,6 +128,42 @@ def input_stream(stage: Stage) -> str:
 
 def durable_name(stage: Stage) -> str:
     return f"finq-{VERSION}-{stage.value}"
+
+
+# nats-server's own subjects (not finq's, so not versioned), named here so that the bus
+# and the permissions in shared/nats_permissions.py share one spelling.
+ALL_SUBJECTS = ">"
+INBOX_PREFIX = "_INBOX"
+JS_API_PREFIX = "$JS.API"
+JS_ACK_PREFIX = "$JS.ACK"
+JS_STREAM_NAMES = f"{JS_API_PREFIX}.STREAM.NAMES"
+
+
+def inbox_prefix(user: str) -> str:
+    """A NATS user's own inbox prefix: its request replies and pulled messages arrive below
+    it, and it may subscribe there only, so no user reads another's inbox."""
+    return f"{INBOX_PREFIX}.{user}"
+
+
+def stream_api(action: str, stream: str) -> str:
+    """A JetStream API subject about one stream (`CREATE`, `UPDATE`, `INFO`)."""
+    return f"{JS_API_PREFIX}.STREAM.{action}.{stream}"
+
+
+def consumer_api(action: str, stage: Stage) -> str:
+    """A JetStream API subject about a stage's durable consumer (`INFO`, `MSG.NEXT`, …)."""
+    return f"{JS_API_PREFIX}.CONSUMER.{action}.{input_stream(stage)}.{durable_name(stage)}"
+
+
+def pull_subject(stage: Stage) -> str:
+    """Where a replica asks its stage's durable consumer for more messages."""
+    return consumer_api("MSG.NEXT", stage)
+
+
+def ack_subjects(stage: Stage) -> str:
+    """The wildcard over the ack subjects (ack, nak, in-progress, term) of a stage's
+    consumer: a message's reply subject starts with the stream and the consumer."""
+    return everything_under(f"{JS_ACK_PREFIX}.{input_stream(stage)}.{durable_name(stage)}")
 
 
 def message_id(request_id: str, stage: Stage, attempt: int) -> str:

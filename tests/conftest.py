@@ -20,6 +20,7 @@ from services.control.cli import prepare_database, wait_until_ready
 from services.control.servers import NatsServer, PostgresServer, free_port
 from services.control.supervisor import Supervisor
 from shared.embeddings import MiniLMEmbedder
+from shared.subjects import Stage
 from tests.helpers import wait_until
 from tests.otlp_capture import OtlpCapture
 
@@ -50,7 +51,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     try:
         nats.start()
         try:
-            asyncio.run(prepare_database(postgres.dsn))
+            asyncio.run(prepare_database(postgres.dsn, service_dsn=postgres.service_dsn))
             yield Servers(postgres, nats)
         finally:
             nats.stop()
@@ -76,7 +77,8 @@ def stage_environment(servers: Servers, gateway_port: int, spans: OtlpCapture) -
     return {
         **os.environ,
         "FINQ_NATS_URL": servers.nats.url,
-        "FINQ_DATABASE_URL": servers.postgres.dsn,
+        # The services' own role: row-level security applies to it, as in production.
+        "FINQ_DATABASE_URL": servers.postgres.service_dsn,
         "FINQ_GATEWAY_PORT": str(gateway_port),
         "FINQ_ACK_WAIT_SECONDS": str(TEST_ACK_WAIT_SECONDS),
         "FINQ_NAK_DELAY_SECONDS": "0.2",
@@ -97,6 +99,8 @@ def finq(
     supervisor = Supervisor(
         tmp_path_factory.mktemp("finq-logs"),
         stage_environment(servers, gateway_port, span_capture),
+        # Each stage connects to NATS as its own user, as in production.
+        stage_env=servers.nats.credentials_env,
     )
     supervisor.start()
     try:
@@ -119,12 +123,13 @@ def read_logs(log_dir: Path) -> dict[str, str]:
 @asynccontextmanager
 async def own_database(servers: Servers, name: str) -> AsyncIterator[str]:
     """A migrated database of its own on the session's server, dropped afterwards."""
-    base = servers.postgres.dsn.rsplit("/", 1)[0]
-    admin = await asyncpg.connect(f"{base}/postgres")
+    admin = await asyncpg.connect(servers.postgres.dsn_for("postgres"))
     try:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        dsn = f"{base}/{name}"
-        await prepare_database(dsn, load_default=False)
+        dsn = servers.postgres.dsn_for(name)
+        await prepare_database(
+            dsn, load_default=False, service_dsn=servers.postgres.service_dsn_for(name)
+        )
         yield dsn
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -152,13 +157,14 @@ async def own_pipeline(
                 {
                     **os.environ,
                     "FINQ_NATS_URL": nats.url,
-                    "FINQ_DATABASE_URL": dsn,
+                    "FINQ_DATABASE_URL": servers.postgres.service_dsn_for(name),
                     "FINQ_GATEWAY_PORT": str(port),
                     "FINQ_ROUTER_METRIC_EMBEDDINGS": "false",
                     "FINQ_ROUTER_CLASSIFIER_ENABLED": "false",
                     "FINQ_DOCUMENT_UPLOAD_DIR": str(tmp_path / "uploads"),
                     **(env or {}),
                 },
+                stage_env=nats.credentials_env,
             )
             supervisor.start()
             try:
@@ -189,6 +195,7 @@ def another_gateway(
     port = free_port()
     environment = {
         **stage_environment(finq.servers, port, finq.spans),
+        **finq.servers.nats.credentials_env(Stage.GATEWAY),
         "FINQ_GATEWAY_INSTANCE": f"extra-{port}",
         **settings,
     }

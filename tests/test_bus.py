@@ -14,6 +14,7 @@ from nats.aio.client import Client as NatsClient
 from services.control.servers import NatsServer, free_port
 from shared import bus, subjects
 from shared.contracts import Envelope, QuestionAsked, RouteDecided, new_deadline
+from shared.nats_permissions import OPERATOR
 from shared.subjects import Stage
 from tests.helpers import wait_until
 
@@ -28,7 +29,7 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer
 
 @pytest.fixture
 async def nc(nats_server: NatsServer) -> AsyncIterator[NatsClient]:
-    client = await bus.connect(nats_server.url, name="bus-test")
+    client = await bus.connect(nats_server.url, "bus-test", *nats_server.credentials(OPERATOR))
     js = client.jetstream()
     # Each test starts from empty streams and no consumers.
     for stream in (*subjects.STAGE_STREAMS.values(), subjects.DEAD_LETTER_STREAM):
@@ -254,7 +255,7 @@ async def test_a_stream_of_an_older_layout_gives_way_to_the_stage_streams(
     server = NatsServer(tmp_path / "nats", free_port())
     server.start()
     try:
-        nc = await bus.connect(server.url, name="legacy-test")
+        nc = await bus.connect(server.url, "legacy-test", *server.credentials(OPERATOR))
         try:
             js = nc.jetstream()
             await js.add_stream(name="FINQ_OLD", subjects=[f"{subjects.PREFIX}.>"])

@@ -3,6 +3,14 @@
 No Docker engine or cluster is needed: the YAML is parsed, cross-checked against the
 settings classes, the CLI and the gateway's routes, and the inline health checks are
 run against local sockets.
+
+And they keep the servers' credentials where they belong: no password is written in a
+manifest or a ConfigMap (compose interpolates them from an uncommitted `.env`, Kubernetes
+takes them from the Secret finq-credentials); each container gets exactly the ones it
+needs (a stage its own NATS password, only the migrate job the database owner's);
+every container runs as a non-root user, without capabilities or privilege escalation,
+on a read-only root filesystem; and in Kubernetes only the gateway is reachable from
+outside finq.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ import importlib.util
 import json
 import os
 import re
+import secrets
 import shlex
 import socket
 import subprocess
@@ -36,14 +45,18 @@ from services.gateway.settings import GatewaySettings
 from services.router.settings import RouterSettings
 from services.tools.settings import ToolsSettings
 from services.validator.settings import ValidatorSettings
+from shared.nats_permissions import OPERATOR, password_variable
+from shared.nats_permissions import USERS as NATS_USERS
 from shared.settings import ENV_PREFIX, StageSettings
 from shared.subjects import Stage
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
+COMPOSE_ENV_EXAMPLE = ROOT / "deploy" / "compose.env.example"
 DOCKERFILE = ROOT / "Dockerfile"
 NATS_CONF = ROOT / "deploy" / "nats.conf"
 K8S_DIR = ROOT / "deploy" / "k8s"
+K8S_CREDENTIALS_EXAMPLE = K8S_DIR / "finq-credentials.env.example"
 
 STAGES = [stage.value for stage in Stage]
 SETTINGS_BY_PROCESS: dict[str, type[BaseSettings]] = {
@@ -56,9 +69,48 @@ SETTINGS_BY_PROCESS: dict[str, type[BaseSettings]] = {
     "migrate": ControlSettings,
     "finq-migrate": ControlSettings,
 }
-CONNECTION_VARIABLES = ("FINQ_NATS_URL", "FINQ_DATABASE_URL")
 EXPECTED_REPLICAS = {"gateway": 2, "router": 2, "tools": 2, "answerer": 2, "validator": 2}
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job")
+
+# Credentials. Kubernetes keeps them in one Secret; compose reads them from `.env`, one
+# variable per Secret key (`postgres-app-password` is FINQ_POSTGRES_APP_PASSWORD).
+SECRET_NAME = "finq-credentials"
+SECRET_ENV_FILE = "finq-credentials.env"
+APP_ROLE = "finq_app"
+OWNER_PASSWORD = "postgres-owner-password"
+APP_PASSWORD = "postgres-app-password"
+# What a password may look like: nats-server parses an environment variable's value as
+# config, and the PostgreSQL ones go into DSNs unescaped.
+PASSWORD_SHAPE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+# An environment variable whose name says it holds a secret.
+CREDENTIAL_NAME = re.compile(r"PASSWORD|SECRET|TOKEN|API_KEY|CREDENTIAL", re.IGNORECASE)
+# scheme://user:password@host: a URL that carries a password.
+URL_WITH_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]+:([^@\s/]+)@", re.IGNORECASE)
+# How a credential shows in a resolved environment (see compose_env and container_env):
+# `env.VAR` for compose's ${VAR}, `secret.NAME.KEY` for a secretKeyRef.
+CREDENTIAL_MARKER = re.compile(r"env\.[A-Z0-9_]+|secret\.[a-z0-9-]+\.[a-z0-9.-]+")
+# The finq image's user, and the variable that says where the gateway keeps uploads.
+FINQ_UID = 10001
+UPLOAD_DIR_VARIABLE = "FINQ_DOCUMENT_UPLOAD_DIR"
+
+
+def nats_password_key(user: str) -> str:
+    return f"nats-{user}-password"
+
+
+def compose_variable(key: str) -> str:
+    """The `.env` variable compose reads for a Secret key."""
+    return "FINQ_" + key.upper().replace("-", "_")
+
+
+def stages_without_database() -> set[str]:
+    """The consuming stages that never open a database pool (serve_stage's needs_database)."""
+    found = set()
+    for stage in STAGES:
+        main = ROOT / "services" / stage / "main.py"
+        if re.search(r"needs_database\s*=\s*False", main.read_text()):
+            found.add(stage)
+    return found
 
 
 def finq_variables(settings_class: type[BaseSettings]) -> set[str]:
@@ -119,22 +171,94 @@ def container_argv(container: dict[str, Any]) -> list[str]:
 
 
 def container_env(container: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, str]:
-    """What the container sees: its ConfigMaps (envFrom) overlaid by its own env."""
+    """What the container sees: its ConfigMaps (envFrom) overlaid by its own env, with a
+    secretKeyRef shown as `secret.NAME.KEY` and `$(VAR)` expanded as the kubelet does (from
+    variables defined before it only)."""
     config_maps = objects(docs, "ConfigMap")
     env: dict[str, str] = {}
     for source in container.get("envFrom", []):
+        assert set(source) == {"configMapRef"}, f"envFrom {source}: only ConfigMaps"
         name = source["configMapRef"]["name"]
         assert name in config_maps, f"envFrom names ConfigMap {name!r}, which is not deployed"
         env.update({key: str(value) for key, value in config_maps[name]["data"].items()})
-    env.update({item["name"]: str(item["value"]) for item in container.get("env", [])})
+    for item in container.get("env", []):
+        if "valueFrom" in item:
+            ref = item["valueFrom"]
+            assert set(ref) == {"secretKeyRef"}, f"{item['name']}: {ref}"
+            env[item["name"]] = f"secret.{ref['secretKeyRef']['name']}.{ref['secretKeyRef']['key']}"
+            continue
+
+        def expand(match: re.Match[str], name: str = item["name"]) -> str:
+            assert match.group(1) in env, f"{name} uses $({match.group(1)}) before it is set"
+            return env[match.group(1)]
+
+        env[item["name"]] = re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", expand, str(item["value"]))
     return env
 
 
+# ${VAR}, ${VAR:?message}, ${VAR?message}, ${VAR:-default}, ${VAR-default}
+COMPOSE_INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[?-])([^}]*))?\}")
+
+
+def interpolations(text: str) -> list[tuple[str, str]]:
+    """Every `${...}` in compose text, as (variable, operator)."""
+    return [(m.group(1), m.group(2) or "") for m in COMPOSE_INTERPOLATION.finditer(text)]
+
+
 def compose_env(service: dict[str, Any]) -> dict[str, str]:
+    """A service's environment, each `${VAR…}` shown as `env.VAR`."""
     environment = service.get("environment") or {}
     if isinstance(environment, list):
-        return dict(item.split("=", 1) for item in environment)
-    return {key: str(value) for key, value in environment.items()}
+        environment = dict(item.split("=", 1) for item in environment)
+    return {
+        key: COMPOSE_INTERPOLATION.sub(lambda m: f"env.{m.group(1)}", str(value))
+        for key, value in environment.items()
+    }
+
+
+def credential_key(marker: str) -> str:
+    """The Secret key a credential marker stands for (compose's variables map onto them)."""
+    if marker.startswith("secret."):
+        name, key = marker.split(".", 2)[1:]
+        assert name == SECRET_NAME, f"{marker}: credentials come from {SECRET_NAME} only"
+        return key
+    variable = marker.removeprefix("env.")
+    key = variable.removeprefix("FINQ_").lower().replace("_", "-")
+    assert compose_variable(key) == variable, marker
+    return key
+
+
+def credentials_in(env: dict[str, str]) -> set[str]:
+    """The credentials (as Secret keys) an environment carries, wherever they appear."""
+    return {
+        credential_key(marker)
+        for value in env.values()
+        for marker in CREDENTIAL_MARKER.findall(value)
+    }
+
+
+def all_containers(workload: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = pod_spec(workload)
+    containers: list[dict[str, Any]] = [*spec.get("initContainers", []), *spec["containers"]]
+    return containers
+
+
+def every_container_env(
+    compose: dict[str, Any], k8s: list[dict[str, Any]]
+) -> dict[str, dict[str, str]]:
+    """Every container's environment, init containers included: `compose:<service>`,
+    `k8s:<workload>` for the main container and `k8s:<workload>/<init container>`."""
+    found = {f"compose:{name}": compose_env(svc) for name, svc in compose["services"].items()}
+    for workload in workloads(k8s):
+        name = workload["metadata"]["name"]
+        for container in pod_spec(workload).get("initContainers", []):
+            found[f"k8s:{name}/{container['name']}"] = container_env(container, k8s)
+        found[f"k8s:{name}"] = container_env(main_container(workload), k8s)
+    return found
+
+
+def is_finq_image(image: str) -> bool:
+    return image.split(":")[0] == "finq"
 
 
 def services_env(compose: dict[str, Any], k8s: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
@@ -249,31 +373,51 @@ def test_every_finq_variable_set_in_compose_or_kubernetes_is_one_the_code_reads(
     assert config_map_variables, "the ConfigMap should carry the shared FINQ_* settings"
     assert config_map_variables <= known, f"read by nothing: {config_map_variables - known}"
 
-    # Each variable given to a container is read by at least one process that gets it.
+    # Each variable given to a finq process is read by at least one process that gets it
+    # (nats gets FINQ_NATS_<USER>_PASSWORD too: those are nats.conf's, checked below).
     receivers: dict[str, list[str]] = {}
     for where, env in services_env(compose, k8s).items():
+        name = where.split(":", 1)[1]
+        if name not in SETTINGS_BY_PROCESS:
+            continue
         for key in env:
             if key.startswith(ENV_PREFIX):
-                receivers.setdefault(key, []).append(where.split(":", 1)[1])
+                receivers.setdefault(key, []).append(name)
     assert receivers
     for variable, names in receivers.items():
         readers = [name for name in names if variable in variables_read_by(name)]
         assert readers, f"{variable} is set on {names}, none of which reads it"
 
 
-def test_every_stage_gets_the_nats_and_database_urls_in_compose_and_kubernetes(compose, k8s):
+def test_the_stages_without_a_database_are_the_answerer_alone():
+    # The answerer never opens a pool, so it gets no database credentials; if that
+    # changes, the deployments (and networkpolicy.yaml) must give it them.
+    assert stages_without_database() == {Stage.ANSWERER}
+
+
+def test_every_stage_gets_the_nats_and_database_urls_it_needs_in_compose_and_kubernetes(
+    compose, k8s
+):
     deployments = objects(k8s, "Deployment")
     for stage in STAGES:
-        compose_vars = compose_env(compose["services"][stage])
-        k8s_vars = container_env(main_container(deployments[stage]), k8s)
-        for variable in CONNECTION_VARIABLES:
-            assert compose_vars.get(variable), f"compose {stage} lacks {variable}"
-            assert k8s_vars.get(variable), f"k8s {stage} lacks {variable}"
+        for where, env in (
+            ("compose", compose_env(compose["services"][stage])),
+            ("k8s", container_env(main_container(deployments[stage]), k8s)),
+        ):
+            assert env.get("FINQ_NATS_URL"), f"{where} {stage} lacks FINQ_NATS_URL"
+            assert env.get("FINQ_NATS_USER") == stage, f"{where} {stage} logs in as itself"
+            assert env.get("FINQ_NATS_PASSWORD"), f"{where} {stage} lacks FINQ_NATS_PASSWORD"
+            if stage in stages_without_database():
+                assert "FINQ_DATABASE_URL" not in env, f"{where} {stage} never connects"
+            else:
+                assert env.get("FINQ_DATABASE_URL"), f"{where} {stage} lacks FINQ_DATABASE_URL"
     for env in (
         compose_env(compose["services"]["migrate"]),
         container_env(main_container(objects(k8s, "Job")["finq-migrate"]), k8s),
     ):
         assert env.get("FINQ_DATABASE_URL")
+        assert env.get("FINQ_DATABASE_OWNER_URL")
+        assert not {"FINQ_NATS_USER", "FINQ_NATS_PASSWORD"} & set(env), "migrate needs no NATS"
 
 
 def test_the_urls_point_at_the_deployed_nats_and_postgres(compose, k8s):
@@ -283,24 +427,62 @@ def test_the_urls_point_at_the_deployed_nats_and_postgres(compose, k8s):
         "compose": compose_env(compose["services"]["postgres"]),
         "k8s": container_env(main_container(objects(k8s, "StatefulSet")["postgres"]), k8s),
     }
-    checked = 0
-    for where, env in services_env(compose, k8s).items():
-        if "FINQ_NATS_URL" not in env:
-            continue
-        checked += 1
+    checked_nats = checked_database = 0
+    for where, env in every_container_env(compose, k8s).items():
         platform = where.split(":", 1)[0]
-        nats = urlsplit(env["FINQ_NATS_URL"])
-        database = urlsplit(env["FINQ_DATABASE_URL"])
-        assert (nats.scheme, nats.hostname, nats.port) == ("nats", "nats", nats_port), where
-        assert (database.hostname, database.port) == ("postgres", 5432), where
-        if platform == "k8s":
-            assert nats_port in [p["port"] for p in services["nats"]["spec"]["ports"]], where
-            assert 5432 in [p["port"] for p in services["postgres"]["spec"]["ports"]], where
+        if "FINQ_NATS_URL" in env:
+            checked_nats += 1
+            nats = urlsplit(env["FINQ_NATS_URL"])
+            assert (nats.scheme, nats.hostname, nats.port) == ("nats", "nats", nats_port), where
+            if platform == "k8s":
+                assert nats_port in [p["port"] for p in services["nats"]["spec"]["ports"]], where
         postgres = postgres_env[platform]
-        assert database.username == postgres["POSTGRES_USER"], where
-        assert database.password == postgres["POSTGRES_PASSWORD"], where
-        assert database.path.lstrip("/") == postgres["POSTGRES_DB"], where
-    assert checked >= 2 * len(STAGES)
+        for variable in ("FINQ_DATABASE_URL", "FINQ_DATABASE_OWNER_URL"):
+            if variable not in env:
+                continue
+            checked_database += 1
+            database = urlsplit(env[variable])
+            assert database.scheme in ("postgresql", "postgres"), where
+            assert (database.hostname, database.port) == ("postgres", 5432), where
+            assert database.path.lstrip("/") == postgres["POSTGRES_DB"], where
+            if platform == "k8s":
+                assert 5432 in [p["port"] for p in services["postgres"]["spec"]["ports"]], where
+    assert checked_nats >= 2 * len(STAGES)
+    assert checked_database >= 2 * len(STAGES)
+
+
+def test_the_services_connect_as_their_own_role_and_only_migrate_as_the_owner(compose, k8s):
+    postgres_env = {
+        "compose": compose_env(compose["services"]["postgres"]),
+        "k8s": container_env(main_container(objects(k8s, "StatefulSet")["postgres"]), k8s),
+    }
+    owners = []
+    for where, env in every_container_env(compose, k8s).items():
+        postgres = postgres_env[where.split(":", 1)[0]]
+        if "FINQ_DATABASE_URL" in env:
+            # Never the owner: row-level security is forced on the owner's tables, and a
+            # superuser or the owner would see every user's rows.
+            app = urlsplit(env["FINQ_DATABASE_URL"])
+            assert app.username == APP_ROLE != postgres["POSTGRES_USER"], where
+            assert app.password and credential_key(app.password) == APP_PASSWORD, where
+        if "FINQ_DATABASE_OWNER_URL" in env:
+            owners.append(where)
+            owner = urlsplit(env["FINQ_DATABASE_OWNER_URL"])
+            assert owner.username == postgres["POSTGRES_USER"], where
+            assert owner.password == postgres["POSTGRES_PASSWORD"], where
+            assert credential_key(owner.password) == OWNER_PASSWORD, where
+    assert sorted(owners) == ["compose:migrate", "k8s:finq-migrate"]
+
+
+def test_postgres_takes_scram_passwords_and_its_owner_password_from_the_credentials(compose, k8s):
+    for where, env in (
+        ("compose", compose_env(compose["services"]["postgres"])),
+        ("k8s", container_env(main_container(objects(k8s, "StatefulSet")["postgres"]), k8s)),
+    ):
+        assert "--auth-host=scram-sha-256" in env["POSTGRES_INITDB_ARGS"].split(), where
+        assert env["POSTGRES_HOST_AUTH_METHOD"] == "scram-sha-256", where
+        assert credential_key(env["POSTGRES_PASSWORD"]) == OWNER_PASSWORD, where
+        assert "POSTGRES_PASSWORD_FILE" not in env, where
 
 
 # --- start order -----------------------------------------------------------------------
@@ -440,19 +622,27 @@ def test_nats_fsyncs_every_write_and_kubernetes_runs_the_same_config(k8s):
     text = NATS_CONF.read_text()
     assert nats_settings(text)["sync_interval"] == "always"
     assert re.search(r"^jetstream\s*\{[^}]*sync_interval:\s*always", text, re.MULTILINE)
+    # kustomize may not read ../nats.conf, so nats.yaml carries a copy: the same text.
     k8s_text = objects(k8s, "ConfigMap")["nats-config"]["data"]["nats.conf"]
     assert effective_lines(k8s_text) == effective_lines(text)
+    assert k8s_text == text, (
+        "deploy/k8s/nats.yaml's nats-config is not a copy of deploy/nats.conf; paste the "
+        "file under `nats.conf: |`, indented by four spaces"
+    )
 
 
 def test_nats_server_accepts_the_config(tmp_path):
     config = tmp_path / "nats.conf"
     config.write_text(NATS_CONF.read_text())
+    # The config reads each user's password from the environment, as a Secret gives it.
+    passwords = {password_variable(user): f"p{secrets.token_urlsafe(32)}" for user in NATS_USERS}
     result = subprocess.run(
         [str(nats_server_path()), "-c", str(config), "-t"],
         capture_output=True,
         text=True,
         timeout=30,
         check=False,
+        env={**os.environ, **passwords},
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -483,8 +673,9 @@ def test_jaeger_accepts_otlp_and_every_finq_process_exports_to_it(compose, k8s):
     jaeger = compose["services"]["jaeger"]
     assert jaeger["image"].startswith("jaegertracing/all-in-one")
     assert str(compose_env(jaeger)["COLLECTOR_OTLP_ENABLED"]).lower() == "true"
-    published = {str(p).rsplit(":", 1)[-1] for p in jaeger["ports"]}
-    assert {"4318", "16686"} <= published
+    # The UI only, and on this machine only: the services reach the collector over the
+    # compose network.
+    assert [str(p) for p in jaeger["ports"]] == ["127.0.0.1:16686:16686"]
 
     k8s_jaeger = main_container(objects(k8s, "Deployment")["jaeger"])
     assert container_env(k8s_jaeger, k8s)["COLLECTOR_OTLP_ENABLED"] == "true"
@@ -521,3 +712,411 @@ def test_every_kubernetes_object_is_in_the_finq_namespace_and_listed_in_kustomiz
         if doc["kind"] in ("Kustomization", "Namespace"):
             continue
         assert doc["metadata"].get("namespace") == "finq", doc["metadata"]["name"]
+
+
+# --- credentials: none written down, each container only its own -----------------------
+
+
+def expected_credentials(name: str) -> set[str]:
+    """The Secret keys a compose service or k8s workload (or `workload/init container`)
+    should hold, no more and no fewer."""
+    workload, _, init = name.partition("/")
+    if init:  # the stages' wait-for-dataset: it reads the dataset as the services' role
+        return {APP_PASSWORD}
+    if workload in STAGES:
+        database = set() if workload in stages_without_database() else {APP_PASSWORD}
+        return {nats_password_key(workload), *database}
+    return {
+        "migrate": {APP_PASSWORD, OWNER_PASSWORD},
+        "finq-migrate": {APP_PASSWORD, OWNER_PASSWORD},
+        "postgres": {OWNER_PASSWORD},
+        "nats": {nats_password_key(user) for user in NATS_USERS},
+    }.get(workload, set())
+
+
+def test_each_container_holds_exactly_the_credentials_it_needs(compose, k8s):
+    envs = every_container_env(compose, k8s)
+    for where, env in envs.items():
+        name = where.split(":", 1)[1]
+        assert credentials_in(env) == expected_credentials(name), where
+    # Each stage's NATS password is its own, under its own name, and nobody else's.
+    for stage in STAGES:
+        for where in (f"compose:{stage}", f"k8s:{stage}"):
+            env = envs[where]
+            assert env["FINQ_NATS_USER"] == stage, where
+            assert credential_key(env["FINQ_NATS_PASSWORD"]) == nats_password_key(stage), where
+    holders = {
+        where for where, env in envs.items() if nats_password_key(OPERATOR) in credentials_in(env)
+    }
+    assert holders == {"compose:nats", "k8s:nats"}, "the operator's NATS password is no service's"
+
+
+def test_no_credential_is_written_in_compose_or_the_manifests(compose, k8s):
+    for where, env in every_container_env(compose, k8s).items():
+        for variable, value in env.items():
+            if CREDENTIAL_NAME.search(variable):
+                assert CREDENTIAL_MARKER.fullmatch(value), f"{where} {variable} is written down"
+            for password in URL_WITH_PASSWORD.findall(value):
+                assert CREDENTIAL_MARKER.fullmatch(password), f"{where} {variable}: {value}"
+    # Nor anywhere else in the files: no URL with a literal password, no Secret object.
+    texts = {COMPOSE_FILE.name: COMPOSE_FILE.read_text()}
+    texts.update({p.name: p.read_text() for p in K8S_DIR.glob("*.yaml")})
+    for name, text in texts.items():
+        for password in URL_WITH_PASSWORD.findall(text):
+            assert password.startswith(("${", "$(")), f"{name}: a password in a URL"
+    assert not objects(k8s, "Secret"), "the Secret is generated (kustomization.yaml), not kept"
+
+
+def test_no_config_map_carries_a_credential(k8s):
+    config_maps = objects(k8s, "ConfigMap")
+    assert config_maps
+    for name, config_map in config_maps.items():
+        for key, value in config_map.get("data", {}).items():
+            assert not CREDENTIAL_NAME.search(key), f"ConfigMap {name} holds {key}"
+            assert not URL_WITH_PASSWORD.search(str(value)), f"ConfigMap {name} {key}: a password"
+    # nats.conf names its passwords, but each is read from the environment.
+    nats_conf = config_maps["nats-config"]["data"]["nats.conf"]
+    passwords = re.findall(r"^\s*password\s*[:=]\s*(\S+)", nats_conf, re.MULTILINE)
+    assert passwords, "nats.conf should log users in"
+    for password in passwords:
+        assert re.fullmatch(r"\$FINQ_NATS_[A-Z]+_PASSWORD", password), password
+
+
+def test_nats_gets_every_password_its_config_reads_from_the_credentials(compose, k8s):
+    referenced = set(re.findall(r"\$(FINQ_NATS_[A-Z]+_PASSWORD)\b", NATS_CONF.read_text()))
+    assert referenced == {password_variable(user) for user in NATS_USERS}
+    for where, env in (
+        ("compose", compose_env(compose["services"]["nats"])),
+        ("k8s", container_env(main_container(objects(k8s, "StatefulSet")["nats"]), k8s)),
+    ):
+        assert set(env) == referenced, where
+        for user in NATS_USERS:
+            assert credential_key(env[password_variable(user)]) == nats_password_key(user), where
+
+
+def test_compose_reads_every_credential_from_a_documented_required_variable(compose):
+    # Compose interpolates everything but comments.
+    lines = COMPOSE_FILE.read_text().splitlines()
+    used = interpolations("\n".join(line for line in lines if not line.lstrip().startswith("#")))
+    assert used, "compose should interpolate its credentials"
+    for variable, operator in used:
+        # `:?`: compose refuses to start while the variable is unset or empty; no default.
+        assert operator == ":?", f"${{{variable}}} must be required (${{{variable}:?…}})"
+    documented = dotenv_keys(COMPOSE_ENV_EXAMPLE)
+    assert {variable for variable, _ in used} == set(documented)
+    # ...one per Secret key, the same credentials Kubernetes takes from finq-credentials.
+    assert {credential_key(f"env.{v}") for v in documented} == set(
+        dotenv_keys(K8S_CREDENTIALS_EXAMPLE)
+    )
+    for example in (COMPOSE_ENV_EXAMPLE, K8S_CREDENTIALS_EXAMPLE):
+        for key, value in dotenv_keys(example).items():
+            assert PASSWORD_SHAPE.fullmatch(value), f"{example.name} {key}: {value!r}"
+            assert "change-me" in value, f"{example.name} {key}: placeholders only"
+
+
+def dotenv_keys(path: Path) -> dict[str, str]:
+    """KEY=value lines of an env file (comments and blank lines skipped)."""
+    pairs = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def test_kubernetes_credentials_come_from_one_generated_secret(k8s):
+    kustomization = yaml.safe_load((K8S_DIR / "kustomization.yaml").read_text())
+    [generator] = kustomization["secretGenerator"]
+    assert generator["name"] == SECRET_NAME
+    assert generator["envs"] == [SECRET_ENV_FILE]
+    # The name stays finq-credentials, as when the Secret is made out of band.
+    assert generator["options"]["disableNameSuffixHash"] is True
+    keys = set(dotenv_keys(K8S_CREDENTIALS_EXAMPLE))
+    used = set()
+    for workload in workloads(k8s):
+        for container in all_containers(workload):
+            assert "envFrom" not in container or all(
+                "secretRef" not in source for source in container["envFrom"]
+            ), "a container takes named keys (secretKeyRef), never the whole Secret"
+            for item in container.get("env", []):
+                ref = item.get("valueFrom", {}).get("secretKeyRef")
+                if ref:
+                    assert ref["name"] == SECRET_NAME, item
+                    used.add(ref["key"])
+    assert used == keys, "finq-credentials.env.example lists the keys the workloads use"
+    assert keys == {OWNER_PASSWORD, APP_PASSWORD} | {nats_password_key(u) for u in NATS_USERS}
+
+
+# --- containers: non-root, no capabilities, read-only ----------------------------------
+
+
+def effective(pod: dict[str, Any], container: dict[str, Any], field: str) -> Any:
+    """A security setting as it applies to a container: its own, else the pod's."""
+    own = container.get("securityContext", {})
+    return own[field] if field in own else pod.get("securityContext", {}).get(field)
+
+
+def test_every_kubernetes_pod_and_container_is_hardened(k8s):
+    for workload in workloads(k8s):
+        name = workload["metadata"]["name"]
+        pod = pod_spec(workload)
+        assert pod.get("automountServiceAccountToken") is False, f"{name}: no API access"
+        assert not pod.get("hostNetwork") and not pod.get("hostPID"), name
+        for container in all_containers(workload):
+            where = f"{name}/{container['name']}"
+            security = container.get("securityContext", {})
+            assert effective(pod, container, "runAsNonRoot") is True, where
+            assert effective(pod, container, "runAsUser") not in (None, 0), where
+            assert effective(pod, container, "runAsGroup") not in (None, 0), where
+            seccomp = effective(pod, container, "seccompProfile") or {}
+            assert seccomp.get("type") == "RuntimeDefault", where
+            assert security.get("allowPrivilegeEscalation") is False, where
+            assert security.get("readOnlyRootFilesystem") is True, where
+            assert security.get("privileged") in (None, False), where
+            assert security.get("capabilities", {}).get("drop") == ["ALL"], where
+            assert not security.get("capabilities", {}).get("add"), where
+
+
+def test_kubernetes_containers_write_only_to_volumes_meant_for_it(k8s):
+    for workload in workloads(k8s):
+        name = workload["metadata"]["name"]
+        pod = pod_spec(workload)
+        volumes = {v["name"]: v for v in pod.get("volumes", [])}
+        claims = {c["metadata"]["name"] for c in workload["spec"].get("volumeClaimTemplates", [])}
+        for container in all_containers(workload):
+            for mount in container.get("volumeMounts", []):
+                where = f"{name}/{container['name']} {mount['mountPath']}"
+                assert mount["name"] in volumes or mount["name"] in claims, where
+                if mount.get("readOnly"):
+                    continue
+                volume = volumes.get(mount["name"], {})
+                assert mount["name"] in claims or "emptyDir" in volume, f"{where} is writable"
+        if is_finq_image(main_container(workload)["image"]):
+            assert effective(pod, main_container(workload), "runAsUser") == FINQ_UID, name
+            mounted = {m["mountPath"] for m in main_container(workload).get("volumeMounts", [])}
+            assert "/tmp" in mounted, f"{name}: torch and tempfile write to /tmp"
+
+
+def test_postgres_nats_and_jaeger_run_as_their_images_users_with_writable_data(k8s):
+    statefulsets = objects(k8s, "StatefulSet")
+    postgres = pod_spec(statefulsets["postgres"])
+    # The image's postgres user; the volume is made its group's; the socket directory and
+    # /tmp are emptyDirs.
+    assert postgres["securityContext"]["runAsUser"] == 999
+    assert postgres["securityContext"]["fsGroup"] == 999
+    mounts = {
+        m["mountPath"]: m["name"] for m in main_container(statefulsets["postgres"])["volumeMounts"]
+    }
+    assert {"/var/run/postgresql", "/tmp", "/var/lib/postgresql/data"} <= set(mounts)
+    pgdata = container_env(main_container(statefulsets["postgres"]), k8s)["PGDATA"]
+    assert pgdata.startswith("/var/lib/postgresql/data/"), "PGDATA inside the volume"
+
+    nats = pod_spec(statefulsets["nats"])
+    assert nats["securityContext"]["runAsUser"] not in (0, None)
+    assert nats["securityContext"]["fsGroup"] == nats["securityContext"]["runAsGroup"]
+
+    jaeger = pod_spec(objects(k8s, "Deployment")["jaeger"])
+    assert jaeger["securityContext"]["runAsUser"] == 10001  # the image's own user
+
+
+def test_the_gateway_keeps_uploads_on_a_writable_volume_the_image_prepares(compose, k8s):
+    text = DOCKERFILE.read_text()
+    image_dir = re.search(rf"{UPLOAD_DIR_VARIABLE}=(\S+)", text)
+    assert image_dir, f"the image sets {UPLOAD_DIR_VARIABLE}"
+    upload_dir = image_dir.group(1)
+    # The folder exists in the image, owned by finq: a fresh volume mounted there is finq's.
+    assert re.search(rf"--owner {FINQ_UID} --group {FINQ_UID}.*\n?.*{re.escape(upload_dir)}", text)
+
+    gateway = compose["services"]["gateway"]
+    assert compose_env(gateway)[UPLOAD_DIR_VARIABLE] == upload_dir
+    named = {v.split(":")[1]: v.split(":")[0] for v in gateway["volumes"]}
+    assert named[upload_dir] in compose["volumes"], "uploads live on a named volume"
+
+    deployment = objects(k8s, "Deployment")["gateway"]
+    container = main_container(deployment)
+    assert container_env(container, k8s)[UPLOAD_DIR_VARIABLE] == upload_dir
+    mounted = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod_spec(deployment)["volumes"]}
+    assert (
+        "emptyDir" in volumes[mounted[upload_dir]]
+        or "persistentVolumeClaim" in volumes[mounted[upload_dir]]
+    )
+
+
+def test_every_compose_container_is_hardened(compose):
+    services = compose["services"]
+    image_user = re.findall(r"^USER (\S+)$", DOCKERFILE.read_text(), re.MULTILINE)[-1]
+    for name, service in services.items():
+        assert service.get("read_only") is True, f"{name}: read-only root filesystem"
+        assert service.get("cap_drop") == ["ALL"], name
+        assert "no-new-privileges:true" in service.get("security_opt", []), name
+        assert not service.get("privileged"), name
+        assert service.get("network_mode") in (None, "none"), f"{name}: no host network"
+        user = str(service.get("user", ""))
+        assert user, f"{name}: say which user it runs as"
+        if name == "nats-data-owner":
+            continue
+        assert user.split(":")[0] not in ("0", "root"), name
+        assert not service.get("cap_add"), name
+        if service.get("image") == "finq:latest":
+            assert user == image_user, name
+            assert any(t.split(":")[0] == "/tmp" for t in service["tmpfs"]), name
+    assert any(t == "/var/run/postgresql" for t in services["postgres"]["tmpfs"])
+
+
+def test_the_only_root_container_in_compose_just_hands_the_nats_volume_over(compose):
+    services = compose["services"]
+    owner = services["nats-data-owner"]
+    nats = services["nats"]
+    # Root, but with no network, no restart and of all capabilities only these two.
+    assert owner["user"] == "0:0"
+    assert set(owner["cap_add"]) <= {"CHOWN", "DAC_READ_SEARCH"}
+    assert owner["network_mode"] == "none"
+    assert owner["restart"] == "no"
+    command = argv(owner["entrypoint"]) + argv(owner.get("command"))
+    assert command[:3] == ["chown", "-R", nats["user"]]
+    store = nats_settings(NATS_CONF.read_text())["store_dir"]
+    assert command[3:] == [store]
+    assert [v for v in owner["volumes"] if v.split(":")[1] == store] == [
+        v for v in nats["volumes"] if v.split(":")[1] == store
+    ]
+    assert nats["depends_on"]["nats-data-owner"]["condition"] == "service_completed_successfully"
+
+
+def test_compose_publishes_only_the_gateway_and_jaegers_local_ui(compose):
+    published = {name for name, service in compose["services"].items() if service.get("ports")}
+    assert published == {"gateway", "jaeger"}
+    assert [str(p) for p in compose["services"]["jaeger"]["ports"]] == ["127.0.0.1:16686:16686"]
+
+
+# --- who may connect to whom (NetworkPolicy) --------------------------------------------
+
+OUTSIDE = "outside"  # anything that is not a finq pod: other namespaces, the internet
+
+
+def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether a Kubernetes label selector matches a pod's labels."""
+    if not selector.get("matchLabels", {}).items() <= labels.items():
+        return False
+    for rule in selector.get("matchExpressions", []):
+        key, operator, values = rule["key"], rule["operator"], rule.get("values", [])
+        matched = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[operator]
+        if not matched:
+            return False
+    return True
+
+
+def pods(k8s: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    return {
+        w["metadata"]["name"]: w["spec"]["template"]["metadata"]["labels"] for w in workloads(k8s)
+    }
+
+
+def allowed_ingress(k8s: list[dict[str, Any]]) -> dict[str, set[tuple[str, Any]]]:
+    """For each pod, the (source, port) pairs the NetworkPolicies admit; a source is a pod
+    name or OUTSIDE, a port a number or '*' (any). A pod no policy selects admits all."""
+    labels = pods(k8s)
+    policies = objects(k8s, "NetworkPolicy").values()
+    allowed: dict[str, set[tuple[str, Any]]] = {}
+    for target, target_labels in labels.items():
+        selecting = [
+            p
+            for p in policies
+            if selects(p["spec"]["podSelector"], target_labels)
+            and "Ingress" in p["spec"].get("policyTypes", ["Ingress"])
+        ]
+        if not selecting:
+            allowed[target] = {(OUTSIDE, "*"), *((name, "*") for name in labels)}
+            continue
+        admitted: set[tuple[str, Any]] = set()
+        for policy in selecting:
+            for rule in policy["spec"].get("ingress", []):
+                sources: set[str] = set()
+                for peer in rule.get("from") or [{"namespaceSelector": {}}]:
+                    if "namespaceSelector" in peer or "ipBlock" in peer:
+                        sources |= {OUTSIDE, *labels}  # other namespaces, or addresses
+                    else:
+                        sources |= {
+                            n for n, on in labels.items() if selects(peer["podSelector"], on)
+                        }
+                ports = [p["port"] for p in rule.get("ports", [])] or ["*"]
+                admitted |= {(source, port) for source in sources for port in ports}
+        allowed[target] = admitted
+    return allowed
+
+
+def test_a_network_policy_denies_all_ingress_by_default(k8s):
+    defaults = [
+        p
+        for p in objects(k8s, "NetworkPolicy").values()
+        if p["spec"]["podSelector"] == {}
+        and "Ingress" in p["spec"]["policyTypes"]
+        and not p["spec"].get("ingress")
+    ]
+    assert defaults, "one NetworkPolicy should select every pod and admit nothing"
+
+
+def test_only_the_gateway_is_reachable_from_outside_and_only_on_its_port(k8s):
+    allowed = allowed_ingress(k8s)
+    port = int(
+        container_env(main_container(objects(k8s, "Deployment")["gateway"]), k8s)[
+            "FINQ_GATEWAY_PORT"
+        ]
+    )
+    from_outside = {(pod, p) for pod, pairs in allowed.items() for (s, p) in pairs if s == OUTSIDE}
+    assert from_outside == {("gateway", port)}
+    for name, service in objects(k8s, "Service").items():
+        assert service["spec"].get("type", "ClusterIP") == "ClusterIP" or name == "gateway", name
+
+
+def test_each_server_admits_exactly_the_finq_pods_that_connect_to_it(k8s):
+    """Who connects where is read from each pod's own URLs: the policies admit exactly
+    those pods, on exactly those ports, and nothing reaches a stage or the migrate job."""
+    allowed = allowed_ingress(k8s)
+    clients: dict[str, set[str]] = {"nats": set(), "postgres": set(), "jaeger": set()}
+    for workload in workloads(k8s):
+        name = workload["metadata"]["name"]
+        for container in all_containers(workload):
+            env = container_env(container, k8s)
+            if "FINQ_NATS_URL" in env and "FINQ_NATS_USER" in env:
+                clients["nats"].add(name)
+            if "FINQ_DATABASE_URL" in env or "FINQ_DATABASE_OWNER_URL" in env:
+                clients["postgres"].add(name)
+            if "OTEL_EXPORTER_OTLP_ENDPOINT" in env:
+                clients["jaeger"].add(name)
+    assert clients["nats"] == set(STAGES)
+    assert clients["postgres"] == (set(STAGES) - stages_without_database()) | {"finq-migrate"}
+    assert clients["jaeger"] == {*STAGES, "finq-migrate"}
+    ports = {"nats": 4222, "postgres": 5432, "jaeger": 4318}
+    for server, names in clients.items():
+        assert allowed[server] == {(name, ports[server]) for name in names}, server
+    for name in (*STAGES, "finq-migrate"):
+        if name != Stage.GATEWAY:
+            assert not allowed[name], f"nothing connects to {name}"
+
+
+def test_network_policy_ports_are_ports_the_pods_listen_on(k8s):
+    labels = pods(k8s)
+    listening = {
+        w["metadata"]["name"]: {p["containerPort"] for p in main_container(w).get("ports", [])}
+        for w in workloads(k8s)
+    }
+    listening["gateway"] = {
+        int(
+            container_env(main_container(objects(k8s, "Deployment")["gateway"]), k8s)[
+                "FINQ_GATEWAY_PORT"
+            ]
+        )
+    }
+    for policy in objects(k8s, "NetworkPolicy").values():
+        targets = [n for n, on in labels.items() if selects(policy["spec"]["podSelector"], on)]
+        assert targets, f"{policy['metadata']['name']} selects no pod"
+        for rule in policy["spec"].get("ingress", []):
+            for port in rule.get("ports", []):
+                for target in targets:
+                    assert port["port"] in listening[target], (policy["metadata"]["name"], target)

@@ -333,6 +333,11 @@ async def test_an_upload_is_searched_for_its_owner_only_and_public_filings_for_e
         title="Apple 10-K (my copy)",
         doc_type="txt",
         blocks=[Block("text", "Apple had 999,999 full-time employees in fiscal 2021.")],
+        symbol="AAPL",
+        company="Apple Inc.",
+        form="10-K",
+        fiscal_year=2021,
+        source_name="apple-10k.txt",
     )
     digest = content_digest(b"forged")
     await store_document(
@@ -347,3 +352,10 @@ async def test_an_upload_is_searched_for_its_owner_only_and_public_filings_for_e
     assert any("999,999" in p.text for p in theirs.passages)
     assert mine.passages and not any("999,999" in p.text for p in mine.passages)
     assert any("154,000" in p.text for p in mine.passages)
+    # Even to its uploader, a file that calls itself Apple's 10-K is cited as their upload,
+    # with no link to the filing it claims to be; finq's own filings keep their names.
+    labels = {p.source_id: s.label for p, s in zip(theirs.passages, theirs.sources, strict=True)}
+    forged_labels = [labels[p.source_id] for p in theirs.passages if "999,999" in p.text]
+    assert forged_labels == ["your upload “Apple 10-K (my copy)”"]
+    assert all(p.link is None for p in theirs.passages if not p.public)
+    assert all("10-K" in s.label for p, s in zip(mine.passages, mine.sources, strict=True))

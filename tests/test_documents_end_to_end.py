@@ -144,7 +144,8 @@ async def test_an_uploaded_handbook_is_read_and_then_quoted_by_name(
     assert (again.status_code, again.json()["id"]) == (200, job["id"])
     assert body["route"]["intent"] == "document_search"
     assert "within thirty days" in body["answer"]
-    assert body["citations"][0]["label"] == "Northwind Onboarding Handbook"
+    # The user's own file, cited as theirs.
+    assert body["citations"][0]["label"] == "your upload “Northwind Onboarding Handbook”"
     assert body["validation"]["passed"]
 
 
@@ -207,7 +208,9 @@ async def test_a_filing_question_names_its_year_and_gets_that_filings_page(
         ["10-K"],
         2022,
     )
-    assert body["answer"].startswith("[1] Apple's 10-K for FY2022, page")
-    assert all(c["page"] for c in body["citations"])
+    # The user uploaded it: it is cited as their file (with its page), never as Apple's
+    # filing, and not linked to EDGAR; `finq ingest filings` makes the official copy.
+    assert body["answer"].startswith("[1] your upload “Apple 10-K FY2022”, page")
+    assert all(c["page"] and not c.get("url") for c in body["citations"])
     assert "supplier" in body["answer"].lower() or "supply" in body["answer"].lower()
     assert body["validation"]["passed"], body["validation"]

@@ -26,7 +26,11 @@ def answer_reply(text: str, delay_seconds: float = 0.0) -> ScriptedReply:
 
 
 def pipeline_with_model(
-    servers: Servers, tmp_path: Path, model: OpenAIStandIn, name: str
+    servers: Servers,
+    tmp_path: Path,
+    model: OpenAIStandIn,
+    name: str,
+    env: dict[str, str] | None = None,
 ) -> AbstractAsyncContextManager[httpx.AsyncClient]:
     """Five services on a NATS of their own and a database of their own, with the model."""
     return own_pipeline(
@@ -38,6 +42,7 @@ def pipeline_with_model(
             "OPENAI_API_KEY": "test-key",
             "OPENAI_BASE_URL": model.base_url,
             "OPENAI_MODEL": "gpt-4o-mini",
+            **(env or {}),
         },
     )
 
@@ -61,6 +66,26 @@ async def test_a_wrong_figure_from_the_model_is_regenerated_to_the_right_one(
     assert log["attempts"] == 2 and log["tokens"]["answerer"]["model"] == "gpt-4o-mini"
     assert len(model.requests) == 2
     assert "$401.2 billion" in model.requests[1]["messages"][-1]["content"]
+
+
+async def test_a_request_makes_no_more_model_calls_than_its_cap_and_falls_back_to_the_template(
+    servers: Servers, tmp_path: Path
+) -> None:
+    wrong = "Apple's revenue in fiscal 2023 was $401.2 billion."
+    async with (
+        OpenAIStandIn([answer_reply(wrong), answer_reply(wrong), answer_reply(wrong)]) as model,
+        pipeline_with_model(
+            servers, tmp_path, model, "t_llm_cap", {"FINQ_MAX_MODEL_CALLS_PER_REQUEST": "1"}
+        ) as client,
+    ):
+        body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
+    # Without the cap the model would have written three times; with it, once, and the
+    # redo is the template answer, which validates.
+    assert len(model.requests) == 1
+    assert "$383.3 billion" in body["answer"] and "$401.2" not in body["answer"]
+    assert body["validation"]["passed"] and body["validation"]["attempts"] == 2
+    assert body["generation"]["mode"] == "deterministic"
+    assert body["generation"]["fallback_reason"] == "model call limit reached for this request"
 
 
 async def test_a_slow_model_is_waited_for_not_redelivered(servers: Servers, tmp_path: Path) -> None:

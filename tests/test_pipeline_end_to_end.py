@@ -8,11 +8,12 @@ import signal
 
 import asyncpg
 import httpx
-import nats
 import pytest
 
 from services.control.servers import free_port
 from services.control.supervisor import Supervisor
+from shared import bus
+from shared.nats_permissions import OPERATOR
 from shared.subjects import PREFIX, Stage, durable_name, input_stream
 from tests.conftest import RunningFinq
 from tests.helpers import wait_until
@@ -215,7 +216,7 @@ async def test_a_question_survives_its_stage_being_killed_mid_flight(
 async def pull_requests_waiting(
     finq: RunningFinq, stage: Stage, more_than: int | None = None
 ) -> int | bool:
-    nc = await nats.connect(finq.servers.nats.url)
+    nc = await bus.connect(finq.servers.nats.url, "test", *finq.servers.nats.credentials(OPERATOR))
     try:
         info = await nc.jetstream().consumer_info(input_stream(stage), durable_name(stage))
         return info.num_waiting if more_than is None else info.num_waiting > more_than
@@ -225,7 +226,7 @@ async def pull_requests_waiting(
 
 async def unacked(finq: RunningFinq, stage: Stage) -> bool:
     """Whether the stage's consumer has a message delivered and not yet acked."""
-    nc = await nats.connect(finq.servers.nats.url)
+    nc = await bus.connect(finq.servers.nats.url, "test", *finq.servers.nats.credentials(OPERATOR))
     try:
         info = await nc.jetstream().consumer_info(input_stream(stage), durable_name(stage))
         return info.num_ack_pending >= 1

@@ -12,7 +12,7 @@ from openai import AsyncOpenAI
 from services.router.llm_selection import LlmToolSelector, answered_tools, tool_schemas
 from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
-from shared.contracts import ConversationTurn, QuestionAsked
+from shared.contracts import ConversationTurn, ModelCallBudget, QuestionAsked
 from shared.tool_schemas import TOOL_ARGUMENTS
 from tests.helpers import understanding
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
@@ -85,6 +85,21 @@ async def test_an_invalid_call_is_retried_once_with_the_error_and_the_second_is_
     retry = server.requests[1]["messages"]
     assert retry[-1]["role"] == "tool"
     assert "user_id" in retry[-1]["content"] and "Invalid arguments" in retry[-1]["content"]
+
+
+async def test_the_retry_is_not_made_when_the_requests_model_calls_are_spent() -> None:
+    bad = ("get_prices", "{not json")
+    budget = ModelCallBudget(1)
+    async with selector_for(ScriptedReply(tool_calls=[bad]), ScriptedReply(tool_calls=[bad])) as (
+        selector,
+        server,
+    ):
+        route = await selector.select("price?", [], budget=budget)
+        assert await selector.select("price?", [], budget=budget) is None
+    # The rules' route stands; the model was asked once in all.
+    assert route is None
+    assert len(server.requests) == 1
+    assert (budget.left, budget.used) == (0, 1)
 
 
 async def test_two_invalid_calls_end_in_a_clarifying_question() -> None:

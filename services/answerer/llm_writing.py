@@ -23,6 +23,7 @@ from shared.contracts import (
     Citation,
     Fact,
     Generation,
+    ModelCallBudget,
     Passage,
     Source,
     ToolsCompleted,
@@ -138,11 +139,18 @@ class LlmAnswerWriter:
             return None
         return round((prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6, 8)
 
-    async def write(self, completed: ToolsCompleted, reference: AnswerDrafted) -> AnswerDrafted:
+    async def write(
+        self,
+        completed: ToolsCompleted,
+        reference: AnswerDrafted,
+        budget: ModelCallBudget | None = None,
+    ) -> AnswerDrafted:
         """The model's answer, or `reference` (the deterministic one) saying why not."""
         passages = [p for result in completed.results for p in result.passages]
         if completed.route.intent not in LLM_INTENTS or not (reference.facts or passages):
             return reference
+        if budget is not None and not budget.take():
+            return self._fallback(reference, "model call limit reached for this request")
         try:
             response = await self.client.chat.completions.create(
                 model=self.model,

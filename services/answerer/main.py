@@ -10,7 +10,7 @@ from services.answerer.llm_writing import LlmAnswerWriter
 from services.answerer.settings import AnswererSettings
 from shared import subjects
 from shared.bus import Forward, Handler
-from shared.contracts import Envelope, ToolsCompleted
+from shared.contracts import Envelope, ModelCallBudget, ToolsCompleted
 from shared.runtime import StageClients, run, serve_stage
 
 
@@ -31,12 +31,17 @@ def build_writer(clients: StageClients) -> LlmAnswerWriter | None:
 
 async def build_handler(clients: StageClients) -> Handler:
     writer = build_writer(clients)
+    assert isinstance(clients.settings, AnswererSettings)
+    limit = clients.settings.max_model_calls_per_request
 
     async def handle(envelope: Envelope[ToolsCompleted]) -> Forward:
         drafted = draft_answer(envelope.payload)
+        budget = ModelCallBudget.of(envelope, limit)
         if writer is not None:
-            drafted = await writer.write(envelope.payload, drafted)
-        return Forward(subjects.ANSWER_DRAFTED, envelope.carry(drafted))
+            drafted = await writer.write(envelope.payload, drafted, budget)
+        carried = envelope.carry(drafted)
+        carried.model_calls += budget.used
+        return Forward(subjects.ANSWER_DRAFTED, carried)
 
     return handle  # type: ignore[return-value]
 

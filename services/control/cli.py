@@ -18,6 +18,7 @@ import httpx
 from services.control.servers import NatsServer, PostgresServer, ServerError, port_is_open
 from services.control.settings import ControlSettings
 from services.control.supervisor import Supervisor
+from shared.logs import redact
 from shared.subjects import Stage
 
 STATE_FILE = "state.json"
@@ -26,12 +27,16 @@ T = TypeVar("T")
 
 
 async def prepare_database(
-    dsn: str, load_default: bool = True, load_glossary: bool | None = None
+    dsn: str,
+    load_default: bool = True,
+    load_glossary: bool | None = None,
+    service_dsn: str | None = None,
 ) -> dict[str, int]:
-    """Create and migrate the database, load the bundled dataset unless this version of it
-    is already there (a new finq release's dataset is loaded once, over the old one), and
-    the bundled glossary documents that changed (with `load_glossary`, by default when the
-    dataset is loaded)."""
+    """Create and migrate the database (as its owner, `dsn`), make the role the services
+    connect as (`service_dsn`'s user and password) with the privileges it needs, load the
+    bundled dataset unless this version of it is already there (a new finq release's
+    dataset is loaded once, over the old one), and the bundled glossary documents that
+    changed (with `load_glossary`, by default when the dataset is loaded)."""
     import hashlib
 
     import asyncpg
@@ -42,10 +47,20 @@ async def prepare_database(
         load_dataset,
         read_dataset,
     )
-    from shared.db import ensure_database, migrate
+    from services.ingest.document_store import ensure_embedding_column
+    from shared.db import ensure_database, ensure_service_role, migrate
+    from shared.embeddings import EmbeddingSettings
 
     await ensure_database(dsn)
     await migrate(dsn)
+    if service_dsn is not None:
+        await ensure_service_role(dsn, service_dsn)
+    # Typed here, by the owner: the services' role may not change the schema.
+    conn = await asyncpg.connect(dsn)
+    try:
+        await ensure_embedding_column(conn, EmbeddingSettings().dimensions)
+    finally:
+        await conn.close()
     if load_glossary if load_glossary is not None else load_default:
         await load_glossary_documents(dsn)
     if not load_default:
@@ -124,7 +139,7 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
         print(f"starting PostgreSQL on {settings.postgres_port} and NATS on {settings.nats_port}")
         postgres.start()
         nats.start()
-        loaded = asyncio.run(prepare_database(postgres.dsn))
+        loaded = asyncio.run(prepare_database(postgres.dsn, service_dsn=postgres.service_dsn))
         if loaded:
             print(f"loaded the bundled dataset: {loaded}")
         if settings.filings_dir is not None:
@@ -134,11 +149,15 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
         env = {
             **os.environ,
             "FINQ_NATS_URL": nats.url,
-            "FINQ_DATABASE_URL": postgres.dsn,
+            "FINQ_DATABASE_URL": postgres.service_dsn,
             "FINQ_GATEWAY_HOST": settings.gateway_host,
             "FINQ_GATEWAY_PORT": str(settings.gateway_port),
         }
-        supervisor = Supervisor(home / "logs", env, _parse_replicas(args.replicas))
+        # Each stage connects to NATS as its own user (shared/nats_permissions.py); the
+        # passwords stay in the 0600 file beside NATS's data, never in the state file.
+        supervisor = Supervisor(
+            home / "logs", env, _parse_replicas(args.replicas), stage_env=nats.credentials_env
+        )
         supervisor.start()
         write_state(home, url, postgres, nats, supervisor)
         wait_until_ready(url, supervisor, timeout=120)
@@ -265,14 +284,24 @@ def command_ask(args: argparse.Namespace, settings: ControlSettings) -> int:
 
 
 def command_migrate(_: argparse.Namespace, settings: ControlSettings) -> int:
-    from shared.db import ensure_database, migrate
+    """`finq migrate`: the schema, as the owner; then, when FINQ_DATABASE_URL names the
+    services' own role, that role (made or brought up to date from the URL's password)."""
+    from shared.db import ensure_database, ensure_service_role, migrate
 
-    async def run() -> list[str]:
-        await ensure_database(settings.database_url)
-        return await migrate(settings.database_url)
+    service_dsn = settings.database_url if "database_url" in settings.model_fields_set else None
 
-    applied = asyncio.run(run())
+    async def run() -> tuple[list[str], str | None]:
+        await ensure_database(settings.operator_dsn)
+        applied = await migrate(settings.operator_dsn)
+        role = None
+        if service_dsn is not None and service_dsn != settings.operator_dsn:
+            role = await ensure_service_role(settings.operator_dsn, service_dsn)
+        return applied, role
+
+    applied, role = asyncio.run(run())
     print(f"applied: {', '.join(applied) or 'nothing (up to date)'}")
+    if role is not None:
+        print(f"the services connect as {role} (row-level security applies to it)")
     return 0
 
 
@@ -289,8 +318,8 @@ def command_ingest(args: argparse.Namespace, settings: ControlSettings) -> int:
     from services.ingest.prices import ingest_price_files
 
     async def run() -> Any:
-        await prepare_database(settings.database_url, load_default=False)
-        conn = await asyncpg.connect(settings.database_url)
+        await prepare_database(settings.operator_dsn, load_default=False)
+        conn = await asyncpg.connect(settings.operator_dsn)
         try:
             if args.kind == "default":
                 return await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
@@ -323,8 +352,8 @@ def command_ingest_documents(args: argparse.Namespace, settings: ControlSettings
     from shared.embeddings import EmbeddingSettings, load_embedder
 
     async def run() -> list[Any]:
-        await prepare_database(settings.database_url, load_default=False)
-        pool = await create_pool(settings.database_url, min_size=1, max_size=4)
+        await prepare_database(settings.operator_dsn, load_default=False)
+        pool = await create_pool(settings.operator_dsn, min_size=1, max_size=4)
         try:
             print("loading the embedding model", flush=True)
             embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
@@ -393,8 +422,8 @@ def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> i
         print(line, flush=True)
 
     async def run() -> SecIngestOutcome:
-        await prepare_database(settings.database_url, load_default=False)
-        conn = await asyncpg.connect(settings.database_url)
+        await prepare_database(settings.operator_dsn, load_default=False)
+        conn = await asyncpg.connect(settings.operator_dsn)
         try:
             if args.offline:
                 return await ingest_sec(
@@ -451,7 +480,7 @@ def command_data_check(args: argparse.Namespace, settings: ControlSettings) -> i
     from services.ingest.data_check import CheckReport, check_database, format_report
 
     async def run() -> CheckReport:
-        conn = await asyncpg.connect(settings.database_url)
+        conn = await asyncpg.connect(settings.operator_dsn)
         try:
             return await check_database(conn)
         finally:
@@ -460,7 +489,7 @@ def command_data_check(args: argparse.Namespace, settings: ControlSettings) -> i
     try:
         report = asyncio.run(run())
     except (OSError, asyncpg.PostgresError) as error:
-        print(f"cannot check {settings.database_url}: {error}", file=sys.stderr)
+        print(f"cannot check {redact(settings.operator_dsn)}: {error}", file=sys.stderr)
         return 2
     print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
     return 1 if report.errors else 0
@@ -622,18 +651,18 @@ def command_eval_golden(args: argparse.Namespace) -> int:
             print(f"starting a pipeline of its own under {home}", flush=True)
             postgres.start()
             nats.start()
-            asyncio.run(prepare_database(postgres.dsn))
+            asyncio.run(prepare_database(postgres.dsn, service_dsn=postgres.service_dsn))
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             env = {
                 **os.environ,
                 "FINQ_NATS_URL": nats.url,
-                "FINQ_DATABASE_URL": postgres.dsn,
+                "FINQ_DATABASE_URL": postgres.service_dsn,
                 "FINQ_GATEWAY_HOST": "127.0.0.1",
                 "FINQ_GATEWAY_PORT": str(port),
                 "FINQ_LOG_LEVEL": "WARNING",
             }
-            supervisor = Supervisor(home / "logs", env)
+            supervisor = Supervisor(home / "logs", env, stage_env=nats.credentials_env)
             supervisor.start()
             wait_until_ready(url, supervisor, timeout=120)
             outcomes = asyncio.run(run_golden(url, questions, args.concurrency))
@@ -692,7 +721,7 @@ def command_aliases(args: argparse.Namespace, settings: ControlSettings) -> int:
     from shared.metric_aliases import list_alias_misses, load_learned_aliases
 
     async def run() -> tuple[list[Any], dict[str, str]]:
-        conn = await asyncpg.connect(settings.database_url)
+        conn = await asyncpg.connect(settings.operator_dsn)
         try:
             return await list_alias_misses(conn, args.limit), await load_learned_aliases(conn)
         finally:
@@ -701,7 +730,7 @@ def command_aliases(args: argparse.Namespace, settings: ControlSettings) -> int:
     try:
         misses, learned = asyncio.run(run())
     except (OSError, asyncpg.PostgresError) as error:
-        print(f"cannot read {settings.database_url}: {error}", file=sys.stderr)
+        print(f"cannot read {redact(settings.operator_dsn)}: {error}", file=sys.stderr)
         return 2
     if args.json:
         body = {
@@ -737,7 +766,7 @@ def command_users(args: argparse.Namespace, settings: ControlSettings) -> int:
     from shared.identity import IdentityError, add_user, list_users, revoke_user
 
     async def run() -> int:
-        conn = await asyncpg.connect(settings.database_url)
+        conn = await asyncpg.connect(settings.operator_dsn)
         try:
             if args.users_command == "add":
                 user, key = await add_user(conn, args.name)

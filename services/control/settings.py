@@ -4,6 +4,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from services.control.servers import PostgresServer
 from shared.settings import DEFAULT_NATS_PORT, DEFAULT_POSTGRES_PORT, FinqSettings
 
 
@@ -18,6 +19,10 @@ class ControlSettings(FinqSettings):
     gateway_port: int = Field(default=8000, ge=1, le=65535)
     # `finq ask` talks to this; empty means the gateway `finq up` started.
     url: str = ""
+    # The owner's DSN, for migrations and the operator's commands (`finq migrate`, `finq
+    # ingest`, `finq users`, `finq data check`). Unset: FINQ_DATABASE_URL when that is set,
+    # else the Unix socket of the PostgreSQL that `finq up` runs under `home`.
+    database_owner_url: str | None = None
     # A folder of filings `finq up` loads after the dataset, as `finq ingest filings DIR`
     # does (files already held are kept, so a restart is quick); unset loads none.
     filings_dir: Path | None = None
@@ -37,3 +42,12 @@ class ControlSettings(FinqSettings):
     sec_timeout_seconds: float = Field(default=30.0, gt=0)
     # Where `finq ingest sec` reads files when offline: the layout of ../shared/data/sec.
     sec_offline_dir: Path = Path("../shared/data/sec")
+
+    @property
+    def operator_dsn(self) -> str:
+        """The DSN the operator's commands use (the owner's; see database_owner_url)."""
+        if self.database_owner_url:
+            return self.database_owner_url
+        if "database_url" in self.model_fields_set:
+            return self.database_url
+        return PostgresServer(self.home / "postgres", self.postgres_port).dsn

@@ -1,4 +1,4 @@
-"""Runs the five stage processes, restarts any that crash, and stops them cleanly."""
+"""Runs the stage processes, restarts any that crash, and stops them cleanly."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,10 +18,15 @@ STAGES: tuple[Stage, ...] = (
     Stage.TOOLS,
     Stage.ANSWERER,
     Stage.VALIDATOR,
+    Stage.INGEST,
     Stage.GATEWAY,
 )
 # A crash loop backs off to this, so a broken service does not eat the machine.
 MAX_RESTART_DELAY_SECONDS = 10.0
+
+# What one stage's processes get beyond the common environment: their own NATS
+# credentials (`NatsServer.credentials_env`), so each stage holds only its own password.
+StageEnvironment = Callable[[Stage], Mapping[str, str]]
 
 
 @dataclass
@@ -29,7 +34,8 @@ class ServiceProcess:
     stage: Stage
     replica: int
     log_path: Path
-    env: Mapping[str, str]
+    # It holds secrets (passwords, API keys): kept out of every repr.
+    env: Mapping[str, str] = field(repr=False)
     process: subprocess.Popen[bytes] | None = None
     restarts: int = 0
     next_start: float = 0.0
@@ -58,16 +64,25 @@ class ServiceProcess:
 @dataclass
 class Supervisor:
     log_dir: Path
-    env: Mapping[str, str]
+    env: Mapping[str, str] = field(repr=False)
     replicas: Mapping[Stage, int] = field(default_factory=dict)
     services: list[ServiceProcess] = field(default_factory=list)
+    stage_env: StageEnvironment | None = field(default=None, repr=False)
+
+    def environment(self, stage: Stage) -> dict[str, str]:
+        """The common environment with the stage's own on top."""
+        own = self.stage_env(stage) if self.stage_env is not None else {}
+        return {**self.env, **own}
 
     def start(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for stage in STAGES:
             for replica in range(self.replicas.get(stage, 1)):
                 service = ServiceProcess(
-                    stage, replica, self.log_dir / f"{stage.value}-{replica}.log", self.env
+                    stage,
+                    replica,
+                    self.log_dir / f"{stage.value}-{replica}.log",
+                    self.environment(stage),
                 )
                 service.start()
                 self.services.append(service)
@@ -102,7 +117,7 @@ class Supervisor:
             stage,
             replica,
             self.log_dir / f"{stage.value}-{replica}.log",
-            {**self.env, **(env or {})},
+            {**self.environment(stage), **(env or {})},
         )
         service.start()
         self.services.append(service)

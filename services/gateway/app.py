@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -32,7 +32,7 @@ from services.gateway.conversations import (
 from services.gateway.limits import BodyLimit, RateLimiter
 from services.gateway.request_log import read_request_log
 from services.gateway.settings import GatewaySettings
-from services.gateway.uploads import IngestWorkers, UploadRejected, accept_upload, read_document
+from services.gateway.uploads import UploadRejected, Uploads, accept_upload, read_document
 from services.gateway.waiting import PendingAnswers
 from shared import bus, subjects
 from shared.contracts import (
@@ -50,22 +50,23 @@ from shared.contracts import (
     StageFailed,
     new_deadline,
 )
-from shared.db import create_pool
+from shared.db import acting_as, create_pool
 from shared.identity import LOCAL_USER, user_for_key
 from shared.logs import configure_logging
 from shared.telemetry import current_trace_id, extract_context, setup_telemetry, tracer
 
 # What multipart framing adds to an upload's own bytes.
 MULTIPART_SLACK_BYTES = 64 * 1024
-ReplyEnvelope = Envelope[AnswerValidated | StageFailed]  # type: ignore[valid-type]
+# Answers arrive on the reply subject (only the validator may publish there) and failure
+# notices on the failure subject (any consuming stage may): each subject decodes as its own
+# kind only, so a stage that may fail a request can never pass a message off as its answer.
+AnswerEnvelope = Envelope[AnswerValidated]
+FailureEnvelope = Envelope[StageFailed]
 
 ANSWER_BODY_SQL = "SELECT body FROM answers WHERE request_id = $1"
-UNANSWERED_SQL = """
-SELECT q.request_id, q.conversation_id, q.user_id, q.question, q.deadline, q.created_at
-FROM questions q
-WHERE q.deadline > now() AND NOT EXISTS (SELECT 1 FROM answers a WHERE a.request_id = q.request_id)
-ORDER BY q.created_at
-"""
+# Every user's questions: a SECURITY DEFINER function (shared/migrations/013), since the
+# gateway's role sees only the rows of the user a transaction acts for.
+UNANSWERED_SQL = "SELECT * FROM finq_unanswered_questions()"
 
 log = structlog.get_logger("finq.gateway")
 
@@ -89,7 +90,7 @@ class GatewayDeps:
     pool: asyncpg.Pool
     pending: PendingAnswers
     reply_subject: str
-    ingest: IngestWorkers
+    uploads: Uploads
 
 
 def error_response(status: int, code: str, message: str) -> JSONResponse:
@@ -101,26 +102,34 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_logging("gateway", settings.log_level)
         provider = setup_telemetry("finq-gateway")
-        nc = await bus.connect(settings.nats_url, name="finq-gateway")
+        nc = await bus.connect(
+            settings.nats_url, "finq-gateway", settings.nats_user, settings.nats_password
+        )
         pool = await create_pool(settings.database_url, settings.db_pool_min, settings.db_pool_max)
         try:
             js = nc.jetstream()
             await bus.ensure_streams(js)
             pending = PendingAnswers()
-            reply_subject = subjects.reply_subject(settings.gateway_instance or uuid.uuid4().hex)
+            instance = settings.gateway_instance or uuid.uuid4().hex
+            reply_subject = subjects.reply_subject(instance)
 
-            async def on_reply(msg: Msg) -> None:
-                try:
-                    envelope = ReplyEnvelope.model_validate_json(msg.data)
-                except ValidationError:
-                    log.error("undecodable reply", subject=msg.subject)
-                    return
-                pending.deliver(envelope)
+            def delivering(envelope_type: type[Envelope[Any]]) -> Callable[[Msg], Awaitable[None]]:
+                async def on_message(msg: Msg) -> None:
+                    try:
+                        envelope = envelope_type.model_validate_json(msg.data)
+                    except ValidationError:
+                        log.error("undecodable reply", subject=msg.subject)
+                        return
+                    pending.deliver(envelope)
 
-            await nc.subscribe(reply_subject, cb=on_reply)
+                return on_message
+
+            await nc.subscribe(reply_subject, cb=delivering(AnswerEnvelope))
+            await nc.subscribe(subjects.failure_subject(instance), cb=delivering(FailureEnvelope))
             publisher = bus.Publisher(nc, js, subjects.Stage.GATEWAY)
-            ingest = IngestWorkers(pool, settings, settings, settings.gateway_ingest_workers)
-            await ingest.start()
+            uploads = Uploads(
+                pool, publisher, settings.document_upload_max_bytes, settings.document_upload_dir
+            )
             app.state.deps = GatewayDeps(
                 settings=settings,
                 nc=nc,
@@ -128,17 +137,17 @@ def create_app(settings: GatewaySettings) -> FastAPI:
                 pool=pool,
                 pending=pending,
                 reply_subject=reply_subject,
-                ingest=ingest,
+                uploads=uploads,
             )
             republished = await republish_unanswered(
                 pool, publisher, settings.gateway_history_turns
             )
             if republished:
                 log.info("republished unanswered questions", count=republished)
-            try:
-                yield
-            finally:
-                await ingest.stop()
+            queued = await uploads.republish_unfinished()
+            if queued:
+                log.info("queued stored uploads not yet read", count=queued)
+            yield
         finally:
             with contextlib.suppress(Exception):
                 await nc.drain()
@@ -264,7 +273,7 @@ def register_routes(app: FastAPI) -> None:
         limit: Annotated[int, Query(ge=1, le=100)] = 20,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     ) -> ConversationList:
-        listed = await list_conversations(deps.pool, caller, limit, offset)
+        listed = await list_conversations(acting_as(deps.pool, caller), caller, limit, offset)
         return ConversationList(conversations=listed, limit=limit, offset=offset)
 
     @app.get(
@@ -273,7 +282,7 @@ def register_routes(app: FastAPI) -> None:
         responses={status: {"model": ErrorBody} for status in (401, 404, 429)},
     )
     async def conversation(conversation_id: str, deps: Deps, caller: Caller) -> ConversationDetail:
-        found = await read_conversation(deps.pool, conversation_id, caller)
+        found = await read_conversation(acting_as(deps.pool, caller), conversation_id, caller)
         if found is None:
             raise ApiError(
                 404, "conversation_not_found", f"no conversation {conversation_id!r} of yours"
@@ -286,7 +295,7 @@ def register_routes(app: FastAPI) -> None:
         responses={status: {"model": ErrorBody} for status in (401, 404, 429)},
     )
     async def request_log(request_id: str, deps: Deps, caller: Caller) -> RequestLog:
-        found = await read_request_log(deps.pool, request_id, caller)
+        found = await read_request_log(acting_as(deps.pool, caller), request_id, caller)
         if found is None:
             raise ApiError(404, "request_not_found", f"no logged request {request_id!r} of yours")
         return found
@@ -328,7 +337,7 @@ def register_routes(app: FastAPI) -> None:
         }
         try:
             document, queued = await accept_upload(
-                deps.ingest,
+                deps.uploads,
                 file_name=file.filename or "upload",
                 content_type=file.content_type,
                 chunks=body(),
@@ -346,7 +355,7 @@ def register_routes(app: FastAPI) -> None:
     async def document(document_id: str, deps: Deps, caller: Caller) -> JSONResponse:
         """A document and its ingest job: status (pending, parsing, embedding, ready,
         failed), progress from 0 to 1, error, pages, tables and chunks."""
-        found = await read_document(deps.pool, document_id, caller)
+        found = await read_document(acting_as(deps.pool, caller), document_id, caller)
         if found is None:
             raise ApiError(404, "document_not_found", f"no document {document_id!r} of yours")
         return JSONResponse(found)
@@ -386,7 +395,9 @@ async def republish_unanswered(pool: asyncpg.Pool, publisher: bus.Publisher, tur
     """
     rows = await pool.fetch(UNANSWERED_SQL)
     for row in rows:
-        history = await load_history(pool, row["conversation_id"], row["request_id"], turns)
+        history = await load_history(
+            acting_as(pool, row["user_id"]), row["conversation_id"], row["request_id"], turns
+        )
         envelope = Envelope[QuestionAsked](
             request_id=row["request_id"],
             conversation_id=row["conversation_id"],
@@ -413,21 +424,24 @@ async def ask_question(
     new_conversation = conversation_id is None
     conversation_id = conversation_id or uuid.uuid4().hex
     row = (request_id, conversation_id, user_id, question, trace_id, deadline)
-    if new_conversation:
-        await deps.pool.execute(START_CONVERSATION_SQL, *row, conversation_title(question))
-    else:
-        found = await deps.pool.fetchval(CONTINUE_CONVERSATION_SQL, *row)
-        if not found:
-            raise ApiError(
-                404, "conversation_not_found", f"no conversation {conversation_id!r} of yours"
+    # One transaction acting for the user: row-level security shows no other user's
+    # conversation to continue, and the question, its turn and the history read agree.
+    async with acting_as(deps.pool, user_id).acquire() as db:
+        if new_conversation:
+            await db.execute(START_CONVERSATION_SQL, *row, conversation_title(question))
+        else:
+            found = await db.fetchval(CONTINUE_CONVERSATION_SQL, *row)
+            if not found:
+                raise ApiError(
+                    404, "conversation_not_found", f"no conversation {conversation_id!r} of yours"
+                )
+            history = await load_history(
+                db,
+                conversation_id,
+                request_id,
+                deps.settings.gateway_history_turns,
+                deps.settings.gateway_history_max_chars,
             )
-        history = await load_history(
-            deps.pool,
-            conversation_id,
-            request_id,
-            deps.settings.gateway_history_turns,
-            deps.settings.gateway_history_max_chars,
-        )
     envelope = Envelope[QuestionAsked](
         request_id=request_id,
         conversation_id=conversation_id,
@@ -442,7 +456,7 @@ async def ask_question(
         reply = await asyncio.wait_for(waiting, timeout=deps.settings.gateway_deadline_seconds)
     except TimeoutError:
         # The reply may have been missed (a reconnect); the answer row is the durable copy.
-        body = await deps.pool.fetchval(ANSWER_BODY_SQL, request_id)
+        body = await acting_as(deps.pool, user_id).fetchval(ANSWER_BODY_SQL, request_id)
         if body is None:
             raise ApiError(
                 504,

@@ -25,7 +25,8 @@ WITH conversation AS (
     INSERT INTO questions (request_id, conversation_id, user_id, question, trace_id, deadline)
     VALUES ($1, $2, $3, $4, $5, $6)
 )
-INSERT INTO messages (conversation_id, request_id, role, content) VALUES ($2, $1, 'user', $4)
+INSERT INTO messages (conversation_id, request_id, role, content, user_id)
+VALUES ($2, $1, 'user', $4, $3)
 """
 
 # A turn in an existing conversation of this user: nothing is written unless the
@@ -39,8 +40,8 @@ WITH conversation AS (
     INSERT INTO questions (request_id, conversation_id, user_id, question, trace_id, deadline)
     SELECT $1, id, $3, $4, $5, $6 FROM conversation
 ), turn AS (
-    INSERT INTO messages (conversation_id, request_id, role, content)
-    SELECT id, $1, 'user', $4 FROM conversation
+    INSERT INTO messages (conversation_id, request_id, role, content, user_id)
+    SELECT id, $1, 'user', $4, $3 FROM conversation
 )
 SELECT count(*) FROM conversation
 """

@@ -1,16 +1,15 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
 from services.gateway.conversations import HISTORY_MAX_CHARS
-from services.ingest.documents import DocumentSettings
-from shared.embeddings import EmbeddingSettings
 from shared.settings import FinqSettings
 
 
-class GatewaySettings(FinqSettings, DocumentSettings, EmbeddingSettings):
+class GatewaySettings(FinqSettings):
     """FINQ_* variables the gateway reads (see shared.settings for the common ones)."""
 
     # required: every request carries an API key (`finq users add NAME` makes one) and one
@@ -35,5 +34,8 @@ class GatewaySettings(FinqSettings, DocumentSettings, EmbeddingSettings):
     gateway_history_turns: int = Field(default=6, ge=0, le=50)
     # ...and at most this much of their question and answer text, the latest turns first.
     gateway_history_max_chars: int = Field(default=HISTORY_MAX_CHARS, ge=0, le=200_000)
-    # Uploads read at once; each job parses and embeds off the event loop.
-    gateway_ingest_workers: int = Field(default=1, ge=1, le=8)
+    # The largest upload (413 past it, counted as it is read).
+    document_upload_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+    # Where an upload's body is held while it arrives (then it is in the database); unset:
+    # the system's temporary folder.
+    document_upload_dir: Path | None = None

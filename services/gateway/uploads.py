@@ -1,29 +1,35 @@
-"""Document uploads: POST /v1/documents stores the file and a `documents` row (status
-pending), then a bounded pool of ingest workers parses, chunks and embeds it, recording
-status and progress on the row, which GET /v1/documents/{id} reads.
+"""Document uploads at the gateway: POST /v1/documents checks the file's type and size as
+it is read, then commits its `documents` row (status pending) and its bytes
+(`document_files`) in one transaction and publishes finq.v2.document.uploaded; the ingest
+stage (services/ingest/main.py) parses, chunks and embeds it, recording status and progress
+on the row, which GET /v1/documents/{id} reads.
 
-The file is on disk and the row in Postgres before the request returns, so a gateway that
-stops mid-job loses nothing: at the next start, unfinished uploads are queued again.
+The gateway parses nothing: a hostile file costs it the bytes it received, never the
+regex or parser time of the process that serves every other request. The upload is
+durable before the 202 (PostgreSQL's commit), so a process that stops mid-job loses
+nothing: the ingest stage's message is redelivered, and a gateway that starts publishes
+again every stored upload not yet read (the same message id: a duplicate is dropped).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
+import tempfile
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import structlog
 
-from services.ingest.document_parsing import DocumentParseError, UnsupportedDocument
-from services.ingest.document_store import EmbeddingDimensionMismatch, set_progress
-from services.ingest.documents import DocumentSettings, ingest_file
-from shared.embeddings import Embedder, EmbeddingSettings, load_embedder
+from shared import subjects
+from shared.bus import Publisher
+from shared.contracts import DocumentUploaded, Envelope, utc_now
+from shared.db import DatabasePool, acting_as
 from shared.tool_schemas import UPLOADS_COLLECTION
 
 log = structlog.get_logger("finq.gateway.uploads")
@@ -71,139 +77,106 @@ def check_type(filename: str, content_type: str | None) -> str:
 
 INSERT_UPLOAD_SQL = """
 INSERT INTO documents (id, collection, title, doc_type, content_sha256, source_name, status,
-                       progress, user_id, symbol, form, fiscal_year, fiscal_quarter, metadata)
-VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $11, $12::jsonb)
+                       progress, user_id, symbol, form, fiscal_year, fiscal_quarter, metadata,
+                       ingest_runs)
+VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $8, $9, $10, $11, $12::jsonb, 1)
 ON CONFLICT (collection, content_sha256, (coalesce(user_id, ''))) DO UPDATE SET updated_at = now()
-RETURNING id, status, (xmax = 0) AS created
+RETURNING id, status, ingest_runs, (xmax = 0) AS created
+"""
+
+INSERT_FILE_SQL = """
+INSERT INTO document_files (document_id, user_id, file_name, content_type, size_bytes, content)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (document_id) DO UPDATE SET file_name = EXCLUDED.file_name,
+    content_type = EXCLUDED.content_type, size_bytes = EXCLUDED.size_bytes,
+    content = EXCLUDED.content
+"""
+
+# The same bytes failed before: read them again, as a new run (a new message id).
+REQUEUE_SQL = """
+UPDATE documents SET status = 'pending', progress = 0, error = NULL, metadata = $2::jsonb,
+       ingest_runs = ingest_runs + 1, ingest_attempts = 0, updated_at = now()
+WHERE id = $1
+RETURNING ingest_runs
 """
 
 DOCUMENT_SQL = """
 SELECT id, collection, title, doc_type, symbol, company, form, fiscal_year, fiscal_quarter,
        period_end, filed, source_name, source_url, page_count, nonempty_page_count,
-       table_count, chunk_count, metadata, status, progress, error, created_at, updated_at
+       table_count, chunk_count, metadata, status, progress, error, public, created_at,
+       updated_at
 FROM documents WHERE id = $1 AND (user_id = $2 OR user_id IS NULL)
 """
 
-UNFINISHED_SQL = """
-SELECT id, source_name, metadata FROM documents
-WHERE collection = $1 AND status IN ('pending', 'parsing', 'embedding') AND user_id IS NOT NULL
-ORDER BY created_at
-"""
+# Every user's stored uploads not yet read: a SECURITY DEFINER function (shared/migrations),
+# since the gateway's role sees only the rows of the user a transaction acts for.
+UNFINISHED_SQL = "SELECT * FROM finq_unfinished_uploads($1)"
 
-
-@dataclass(frozen=True, slots=True)
-class UploadJob:
-    document_id: str
-    path: Path
-    file_name: str
-    user_id: str
-    overrides: dict[str, Any]
+# How long an upload's message stays worth working on: reading a large PDF and embedding
+# it takes minutes, and a redelivered message must not be dropped as expired.
+INGEST_DEADLINE = timedelta(days=1)
 
 
 @dataclass
-class IngestWorkers:
-    """A bounded queue of upload jobs and the tasks that work it, created with the gateway
-    and drained (jobs in hand finished, the rest left for the next start) when it stops."""
+class Uploads:
+    """Where uploads go: the database (row and bytes) and the bus (the ingest stage's work)."""
 
     pool: asyncpg.Pool
-    settings: DocumentSettings
-    embedding: EmbeddingSettings
-    workers: int = 1
-    queue: asyncio.Queue[UploadJob] = field(default_factory=lambda: asyncio.Queue(maxsize=100))
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    _embedder: Embedder | None = None
-    _embedder_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    publisher: Publisher
+    max_bytes: int
+    spool_dir: Path | None = None  # where a body is held while it arrives (the temp dir)
 
-    async def start(self) -> None:
-        self._tasks = [
-            asyncio.create_task(self._work(), name=f"ingest-worker-{n}")
-            for n in range(self.workers)
-        ]
-        await self.requeue_unfinished()
+    async def publish(
+        self, document_id: str, user_id: str, run: int, uploaded: DocumentUploaded
+    ) -> None:
+        envelope = Envelope[DocumentUploaded](
+            request_id=document_id,
+            conversation_id=document_id,
+            user_id=user_id,
+            # One message per run: a redelivery or a republish of the same run is a duplicate.
+            attempt=run,
+            deadline=utc_now() + INGEST_DEADLINE,
+            payload=uploaded,
+        )
+        await self.publisher.publish(subjects.DOCUMENT_UPLOADED, envelope)
 
-    async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    async def requeue_unfinished(self) -> int:
+    async def republish_unfinished(self) -> int:
+        """Publish again every stored upload not yet read (a crash between the commit and
+        the publish loses none)."""
         rows = await self.pool.fetch(UNFINISHED_SQL, UPLOADS_COLLECTION)
-        queued = 0
         for row in rows:
             metadata = json.loads(row["metadata"]) if row["metadata"] else {}
-            upload = metadata.get("upload") or {}
-            path = Path(upload.get("path", ""))
-            if not await asyncio.to_thread(path.is_file):
-                await set_progress(
-                    self.pool,
-                    str(row["id"]),
-                    "failed",
-                    0,
-                    {"code": "upload_lost", "message": "the uploaded file is no longer there"},
-                )
-                continue
-            job = UploadJob(
-                str(row["id"]),
-                path,
-                row["source_name"],
-                upload.get("user_id", ""),
-                upload.get("overrides", {}),
+            overrides = (metadata.get("upload") or {}).get("overrides") or {}
+            uploaded = DocumentUploaded(
+                document_id=str(row["id"]),
+                file_name=row["file_name"],
+                content_type=row["content_type"],
+                **overrides,
             )
-            self.queue.put_nowait(job)
-            queued += 1
-        return queued
+            await self.publish(str(row["id"]), row["user_id"], row["ingest_runs"], uploaded)
+        return len(rows)
 
-    async def embedder(self) -> Embedder:
-        # Loaded at the first upload, not at start: most gateways never ingest anything.
-        async with self._embedder_lock:
-            if self._embedder is None:
-                self._embedder = await asyncio.to_thread(load_embedder, self.embedding)
-            return self._embedder
 
-    async def _work(self) -> None:
-        while True:
-            job = await self.queue.get()
-            try:
-                await self.run(job)
-            finally:
-                self.queue.task_done()
-
-    async def run(self, job: UploadJob) -> None:
-        """One upload, start to finish; every failure ends on the row, never in the air."""
-        error: dict[str, str] | None = None
-        try:
-            await set_progress(self.pool, job.document_id, "parsing", 0.05)
-            await ingest_file(
-                self.pool,
-                await self.embedder(),
-                job.path,
-                collection=UPLOADS_COLLECTION,
-                settings=self.settings,
-                overrides=job.overrides,
-                user_id=job.user_id,
-                document_id=job.document_id,
-                display_name=job.file_name,
-                force=True,
+async def _spool(chunks: Any, spool: Any, file_name: str, limit: int) -> tuple[str, int]:
+    """Write the body to `spool` as it arrives, refusing it past `limit`; its SHA-256 and
+    size."""
+    digest = hashlib.sha256()
+    size = 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise UploadRejected(
+                413, "document_too_large", f"{file_name!r} is over the {limit:,}-byte upload limit"
             )
-        except (UnsupportedDocument, DocumentParseError) as failure:
-            # Said of the file as the user named it, not as it is stored here.
-            message = str(failure).replace(job.path.name, job.file_name)
-            error = {"code": "unreadable_document", "message": message}
-        except EmbeddingDimensionMismatch as failure:
-            error = {"code": "embedding_mismatch", "message": str(failure)}
-        except asyncio.CancelledError:
-            raise  # stopping: the row stays unfinished and is queued again at start
-        except Exception as failure:
-            log.exception("upload ingest failed", document_id=job.document_id)
-            error = {"code": "ingest_failed", "message": f"{type(failure).__name__}: {failure}"}
-        if error is not None:
-            await set_progress(self.pool, job.document_id, "failed", 0, error)
+        digest.update(chunk)
+        spool.write(chunk)
+    if size == 0:
+        raise UploadRejected(422, "empty_document", f"{file_name!r} is empty")
+    return digest.hexdigest(), size
 
 
 async def accept_upload(
-    workers: IngestWorkers,
+    uploads: Uploads,
     *,
     file_name: str,
     content_type: str | None,
@@ -211,85 +184,70 @@ async def accept_upload(
     user_id: str,
     overrides: dict[str, Any],
 ) -> tuple[dict[str, Any], bool]:
-    """Check, store and queue an upload; returns its document and whether it is new.
+    """Check, store and queue an upload; returns its document and whether it was queued.
 
     `chunks` is an async iterator of the body's bytes, read up to the size limit (413
-    past it), so a large upload never sits whole in memory."""
+    past it) into a temporary file, so a large upload never sits whole in memory while it
+    arrives; its bytes go to the database in one statement."""
     suffix = check_type(file_name, content_type)
-    limit = workers.settings.document_upload_max_bytes
-    folder = workers.settings.document_upload_dir.resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    document_id = str(uuid.uuid4())
-    path = folder / f"{document_id}{suffix}"
-    digest = hashlib.sha256()
-    size = 0
-    try:
-        with path.open("wb") as out:
-            async for chunk in chunks:
-                size += len(chunk)
-                if size > limit:
-                    raise UploadRejected(
-                        413,
-                        "document_too_large",
-                        f"{file_name!r} is over the {limit:,}-byte upload limit",
-                    )
-                digest.update(chunk)
-                out.write(chunk)
-        if size == 0:
-            raise UploadRejected(422, "empty_document", f"{file_name!r} is empty")
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-    metadata = {"upload": {"path": str(path), "user_id": user_id, "overrides": overrides}}
-    row = await workers.pool.fetchrow(
-        INSERT_UPLOAD_SQL,
-        uuid.UUID(document_id),
-        UPLOADS_COLLECTION,
-        overrides.get("title") or file_name,
-        _DOC_TYPES[suffix],
-        digest.hexdigest(),
-        file_name,
-        user_id,
-        overrides.get("symbol"),
-        overrides.get("form"),
-        overrides.get("fiscal_year"),
-        overrides.get("fiscal_quarter"),
-        json.dumps(metadata),
+    if uploads.spool_dir is not None:
+        uploads.spool_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile(dir=uploads.spool_dir) as spool:
+        digest, size = await _spool(chunks, spool, file_name, uploads.max_bytes)
+        spool.seek(0)
+        content = await asyncio.to_thread(spool.read)
+    document_id = uuid.uuid4()
+    metadata = {"upload": {"overrides": overrides}}
+    uploaded = DocumentUploaded(
+        document_id=str(document_id),
+        file_name=file_name[:300],
+        content_type=content_type,
+        **overrides,
     )
-    stored_id = str(row["id"])
-    queue = bool(row["created"])
-    if not queue and row["status"] == "failed":
-        # The same bytes failed before: read them again, from this copy.
-        await workers.pool.execute(
-            "UPDATE documents SET metadata = $2::jsonb, status = 'pending', error = NULL "
-            "WHERE id = $1",
-            row["id"],
+    # The row and the bytes commit together, acting for the uploader: row-level security
+    # keeps both theirs.
+    db = acting_as(uploads.pool, user_id)
+    async with db.acquire() as conn:
+        row = await conn.fetchrow(
+            INSERT_UPLOAD_SQL,
+            document_id,
+            UPLOADS_COLLECTION,
+            overrides.get("title") or file_name,
+            _DOC_TYPES[suffix],
+            digest,
+            file_name,
+            user_id,
+            overrides.get("symbol"),
+            overrides.get("form"),
+            overrides.get("fiscal_year"),
+            overrides.get("fiscal_quarter"),
             json.dumps(metadata),
         )
-        queue = True
-    elif not queue:
-        path.unlink(missing_ok=True)  # already held: the answer is that document
-    if queue:
-        try:
-            workers.queue.put_nowait(UploadJob(stored_id, path, file_name, user_id, overrides))
-        except asyncio.QueueFull:
-            await set_progress(
-                workers.pool,
-                stored_id,
-                "failed",
-                0,
-                {"code": "ingest_busy", "message": "too many documents were waiting"},
+        run: int | None = None
+        if row["created"]:
+            run = row["ingest_runs"]
+        elif row["status"] == "failed":
+            run = await conn.fetchval(REQUEUE_SQL, row["id"], json.dumps(metadata))
+        if run is not None:
+            await conn.execute(
+                INSERT_FILE_SQL, row["id"], user_id, file_name, content_type, size, content
             )
-            raise UploadRejected(
-                503, "ingest_busy", "too many documents are waiting to be read; try again soon"
-            ) from None
-    document = await read_document(workers.pool, stored_id, user_id)
+    stored_id = str(row["id"])
+    if run is not None:
+        try:
+            await uploads.publish(
+                stored_id, user_id, run, uploaded.model_copy(update={"document_id": stored_id})
+            )
+        except Exception:
+            # Stored and committed: the next gateway to start publishes it again.
+            log.exception("upload stored but not yet queued", document_id=stored_id)
+    document = await read_document(db, stored_id, user_id)
     assert document is not None  # written above for this user
-    return document, queue
+    return document, run is not None
 
 
 async def read_document(
-    pool: asyncpg.Pool, document_id: str, user_id: str
+    pool: DatabasePool, document_id: str, user_id: str
 ) -> dict[str, Any] | None:
     try:
         key = uuid.UUID(document_id)

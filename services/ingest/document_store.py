@@ -23,6 +23,7 @@ import numpy as np
 from services.ingest.chunking import Chunk, chunk_document
 from services.ingest.document_model import ParsedDocument
 from services.ingest.temporal import context_prefix, extract_temporal, temporal_metadata
+from shared.db import DatabasePool
 from shared.embeddings import Embedder
 
 # The store's own advisory lock key, so two ingests do not retype the column at once.
@@ -158,8 +159,14 @@ RETURNING id
 CHUNK_COLUMNS = (
     "document_id", "chunk_index", "page", "page_end", "heading", "text", "context",
     "is_table", "table_number", "quality", "temporal", "collection", "symbol", "form",
-    "fiscal_year", "fiscal_quarter", "period_end", "embedding",
+    "fiscal_year", "fiscal_quarter", "period_end", "embedding", "user_id",
 )  # fmt: skip
+# INSERT, not COPY: PostgreSQL refuses COPY FROM into a table under row-level security, and
+# asyncpg pipelines an executemany's rows in one batch.
+INSERT_CHUNK_SQL = (
+    f"INSERT INTO chunks ({', '.join(CHUNK_COLUMNS)}) "
+    f"VALUES ({', '.join(f'${n}' for n in range(1, len(CHUNK_COLUMNS) + 1))})"
+)
 
 
 def _metadata(document: ParsedDocument) -> str:
@@ -175,7 +182,7 @@ def _metadata(document: ParsedDocument) -> str:
 
 
 async def set_progress(
-    pool: asyncpg.Pool, document_id: str, status: str, progress: float, error: Any = None
+    pool: DatabasePool, document_id: str, status: str, progress: float, error: Any = None
 ) -> None:
     await pool.execute(
         "UPDATE documents SET status = $2, progress = $3, error = $4::jsonb, updated_at = now() "
@@ -188,7 +195,7 @@ async def set_progress(
 
 
 async def store_document(
-    pool: asyncpg.Pool,
+    pool: DatabasePool,
     embedder: Embedder,
     document: ParsedDocument,
     *,
@@ -240,13 +247,13 @@ async def store_document(
             item.chunk.heading, item.chunk.text, item.context, item.chunk.is_table,
             item.chunk.table_number, item.chunk.quality, json.dumps(item.temporal), collection,
             document.symbol, document.form, document.fiscal_year, document.fiscal_quarter,
-            document.period_end, vector,
+            document.period_end, vector, user_id,
         )
         for item, vector in zip(prepared, vectors, strict=True)
     ]  # fmt: skip
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute("DELETE FROM chunks WHERE document_id = $1", row_id)
-        await conn.copy_records_to_table("chunks", records=records, columns=CHUNK_COLUMNS)
+        await conn.executemany(INSERT_CHUNK_SQL, records)
         await conn.execute(
             "UPDATE documents SET status = 'ready', progress = 1, chunk_count = $2, "
             "updated_at = now() WHERE id = $1",
@@ -267,7 +274,7 @@ async def store_document(
 async def _embed(
     embedder: Embedder,
     prepared: Sequence[PreparedChunk],
-    pool: asyncpg.Pool,
+    pool: DatabasePool,
     document_id: str,
     show_progress_bar: bool,
 ) -> list[np.ndarray]:

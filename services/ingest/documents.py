@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -32,6 +32,7 @@ from services.ingest.document_store import (
     store_document,
 )
 from services.ingest.glossary import glossary_documents
+from shared.db import DatabasePool
 from shared.embeddings import Embedder
 from shared.settings import ENV_PREFIX
 from shared.tool_schemas import (
@@ -199,15 +200,12 @@ async def complete_metadata(
 
 
 class DocumentSettings(BaseSettings):
-    """How documents are cut and what uploads may be (FINQ_DOCUMENT_*)."""
+    """How documents are cut (FINQ_DOCUMENT_*)."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
     document_chunk_size: int = Field(default=1000, ge=100, le=20000)
     document_chunk_overlap: int = Field(default=200, ge=0, le=5000)
-    document_upload_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
-    # Where uploaded files are kept while (and after) they are ingested.
-    document_upload_dir: Path = Path(".finq/uploads")
 
 
 def document_files(paths: Iterable[Path]) -> list[Path]:
@@ -223,8 +221,16 @@ def document_files(paths: Iterable[Path]) -> list[Path]:
     return found
 
 
+# Reads a file into a document: (path, content type) → ParsedDocument.
+DocumentReader = Callable[[Path, str | None], Awaitable[ParsedDocument]]
+
+
+async def _parse_here(path: Path, content_type: str | None) -> ParsedDocument:
+    return await asyncio.to_thread(parse_document, path, content_type=content_type)
+
+
 async def ingest_file(
-    pool: asyncpg.Pool,
+    pool: DatabasePool,
     embedder: Embedder,
     path: Path,
     *,
@@ -238,10 +244,12 @@ async def ingest_file(
     display_name: str | None = None,
     show_progress_bar: bool = False,
     force: bool = False,
+    parse: DocumentReader | None = None,
 ) -> StoredDocument:
     """Parse, complete, chunk, embed and store one file; a file stored before as it is
     now is not embedded again unless `force`. Without a `collection`, course material goes
-    to "courses" and anything else to "uploads"."""
+    to "courses" and anything else to "uploads". `parse` reads the file (by default here,
+    off the event loop; the ingest stage reads untrusted uploads in a child process)."""
     settings = settings or DocumentSettings()
     data = await asyncio.to_thread(path.read_bytes)
     digest = content_digest(data)
@@ -249,7 +257,7 @@ async def ingest_file(
         held = await stored_as_is(pool, collection, digest)
         if held is not None:
             return held
-    document = await asyncio.to_thread(parse_document, path, content_type=content_type)
+    document = await (parse or _parse_here)(path, content_type)
     if collection is None:
         # Course material is its own collection, so "the MCP course" finds it by name.
         collection = COURSES_COLLECTION if document.doc_type == "course" else UPLOADS_COLLECTION
@@ -363,7 +371,7 @@ FROM documents WHERE collection = $1 AND content_sha256 = $2 AND status = 'ready
 """
 
 
-async def stored_as_is(pool: asyncpg.Pool, collection: str, digest: str) -> StoredDocument | None:
+async def stored_as_is(pool: DatabasePool, collection: str, digest: str) -> StoredDocument | None:
     row = await pool.fetchrow(STORED_SQL, collection, digest)
     if row is None:
         return None

@@ -20,10 +20,12 @@ import structlog
 from openai import AsyncOpenAI
 from pydantic import ValidationError
 
+from services.router.routing import SELECTOR_TRIES
 from shared.contracts import (
     ConversationTurn,
     Intent,
     LlmUsage,
+    ModelCallBudget,
     RouteDecided,
     ToolCall,
     Understood,
@@ -155,11 +157,19 @@ class LlmToolSelector:
         return messages
 
     async def select(
-        self, question: str, history: Sequence[ConversationTurn], hints: Understood | None = None
+        self,
+        question: str,
+        history: Sequence[ConversationTurn],
+        hints: Understood | None = None,
+        budget: ModelCallBudget | None = None,
     ) -> RouteDecided | None:
         messages = self.messages(question, history, hints)
         usage = LlmUsage(model=self.model)
-        for attempt in range(2):
+        budget = budget or ModelCallBudget(SELECTOR_TRIES)
+        for attempt in range(SELECTOR_TRIES):
+            if not budget.take():
+                log.info("no model call left for this request", calls=usage.calls)
+                return None
             usage.calls = attempt + 1
             try:
                 response = await self.client.chat.completions.create(

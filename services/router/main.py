@@ -25,7 +25,7 @@ from services.router.rules import (
 from services.router.settings import RouterSettings
 from shared import subjects
 from shared.bus import Forward, Handler
-from shared.contracts import Envelope, QuestionAsked, RouteDecided
+from shared.contracts import Envelope, ModelCallBudget, QuestionAsked, RouteDecided
 from shared.embeddings import MiniLMEmbedder
 from shared.metric_aliases import (
     Database,
@@ -160,9 +160,12 @@ async def build_handler(clients: StageClients) -> Handler:
     )
 
     async def handle(envelope: Envelope[QuestionAsked]) -> Forward:
-        route = await router.route(envelope.payload)
+        budget = ModelCallBudget.of(envelope, settings.max_model_calls_per_request)
+        route = await router.route(envelope.payload, budget)
         await keep_alias_log(pool, finder, envelope, route)
-        return Forward(subjects.ROUTE_DECIDED, envelope.carry(route))
+        routed = envelope.carry(route)
+        routed.model_calls += budget.used
+        return Forward(subjects.ROUTE_DECIDED, routed)
 
     return handle  # type: ignore[return-value]
 

@@ -23,12 +23,22 @@ from services.router.rules import (
     score_intents,
     understand,
 )
-from shared.contracts import ConversationTurn, QuestionAsked, RouteDecided, RouteLayer, Understood
+from shared.contracts import (
+    ConversationTurn,
+    ModelCallBudget,
+    QuestionAsked,
+    RouteDecided,
+    RouteLayer,
+    Understood,
+)
 from shared.intents import tool_allowed
 
 log = structlog.get_logger()
 
 DEFAULT_THRESHOLDS = RuleThresholds()
+# A tool selector asks the model at most this often for one question: once, and once more
+# when the first call's arguments did not validate.
+SELECTOR_TRIES = 2
 
 
 def decide_route(
@@ -92,7 +102,11 @@ class ToolSelector(Protocol):
     None when it cannot (no answer in time, an error)."""
 
     async def select(
-        self, question: str, history: Sequence[ConversationTurn], hints: Understood
+        self,
+        question: str,
+        history: Sequence[ConversationTurn],
+        hints: Understood,
+        budget: ModelCallBudget,
     ) -> RouteDecided | None: ...
 
 
@@ -107,7 +121,12 @@ class Router:
     classifier_min_margin: float = 0.2
     classifier_override: float = 0.9
 
-    async def route(self, asked: QuestionAsked) -> RouteDecided:
+    async def route(
+        self, asked: QuestionAsked, budget: ModelCallBudget | None = None
+    ) -> RouteDecided:
+        """The route of the rules and the classifier, or the model's when they are unsure
+        and `budget` (by default the selector's tries) leaves a model call."""
+        budget = budget or ModelCallBudget(SELECTOR_TRIES)
         route, unsure = decide_route(
             asked.question,
             self.directory,
@@ -119,8 +138,10 @@ class Router:
             self.classifier_min_margin,
             self.classifier_override,
         )
-        if unsure and self.selector is not None:
-            chosen = await self.selector.select(asked.question, asked.history, route.understood)
+        if unsure and self.selector is not None and budget.left > 0:
+            chosen = await self.selector.select(
+                asked.question, asked.history, route.understood, budget
+            )
             if chosen is not None:
                 # The model chose the tool; what the rules read of the question stays.
                 chosen.understood = route.understood.model_copy(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.contracts import Passage, Source, ToolResult
+from shared.db import ACT_AS_SQL
 from shared.embeddings import Embedder
 from shared.english import possessive
 from shared.filing_text import (
@@ -138,7 +139,7 @@ WITH vector_hits AS (
 )
 SELECT f.score, c.document_id, c.chunk_index, c.page, c.page_end, c.heading, c.text, c.is_table,
        c.collection, c.symbol, c.form, c.fiscal_year, c.fiscal_quarter, c.period_end,
-       d.title, d.company, d.source_url, d.source_name, d.filed, d.doc_type
+       d.title, d.company, d.source_url, d.source_name, d.filed, d.doc_type, d.public
 FROM fused f JOIN chunks c ON c.id = f.id JOIN documents d ON d.id = c.document_id
 ORDER BY f.score DESC, c.document_id, c.chunk_index
 LIMIT $4
@@ -370,7 +371,8 @@ def period_label(fiscal_year: int | None, fiscal_quarter: int | None) -> str:
 
 def _passage(row: Any, score: float) -> Passage:
     document_id = str(row["document_id"])
-    link = row["source_url"]
+    # An upload links nowhere: the filing its metadata names may not be what it holds.
+    link = row["source_url"] if row["public"] else None
     if link and row["page"] and row["doc_type"] == "pdf":
         link = f"{link}#page={row['page']}"
     return Passage(
@@ -393,12 +395,16 @@ def _passage(row: Any, score: float) -> Passage:
         is_table=row["is_table"],
         score=round(score, 6),
         link=link,
+        public=row["public"],
     )
 
 
 def passage_source(passage: Passage, filed: Any = None, period_end: Any = None) -> Source:
-    """The citation target of a passage: its document, period and page."""
-    if passage.company and passage.form:
+    """The citation target of a passage: its document, period and page. A user's upload is
+    cited as their file, whatever company and form it says it is."""
+    if not passage.public:
+        name = f"your upload “{passage.title or passage.source_name}”"
+    elif passage.company and passage.form:
         name = f"{possessive(passage.company)} {passage.form}"
         if passage.period:
             name += f" for {passage.period}"
@@ -465,6 +471,9 @@ class DocumentSearch:
         arguments = args.model_dump(mode="json", by_alias=True, exclude_none=True)
         vector = await self.embed_query(args.query)  # before taking a connection
         async with _connection(db) as conn, conn.transaction():
+            # Row-level security shows this transaction the public documents and the
+            # user's own uploads; the filters below say the same, in case of an owner's pool.
+            await conn.execute(ACT_AS_SQL, user_id)
             document_ids = None
             if args.collection:
                 known = await conn.fetchval(CATALOG_SQL, args.collection)

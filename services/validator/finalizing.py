@@ -37,14 +37,15 @@ from shared.contracts import (
 INSERT_ANSWER_SQL = """
 WITH answer AS (
     INSERT INTO answers (request_id, answer, body, validation_passed, validation_severity,
-                         attempt)
-    VALUES ($1, $2, $3::jsonb, $4, $5, $6)
+                         attempt, user_id)
+    VALUES ($1, $2, $3::jsonb, $4, $5, $6,
+            coalesce($11::text, (SELECT q.user_id FROM questions q WHERE q.request_id = $1)))
     ON CONFLICT (request_id) DO NOTHING
     RETURNING request_id
 ), turn AS (
     INSERT INTO messages (conversation_id, request_id, role, content, intent, route,
-                          needs_clarification)
-    SELECT c.id, answer.request_id, 'assistant', $2, $8, $9::jsonb, $10
+                          needs_clarification, user_id)
+    SELECT c.id, answer.request_id, 'assistant', $2, $8, $9::jsonb, $10, c.user_id
     FROM answer JOIN conversations c ON c.id = $7
     ON CONFLICT (request_id, role) DO NOTHING
 ), logged AS (

@@ -9,6 +9,7 @@ from services.validator.settings import ValidatorSettings
 from shared import subjects
 from shared.bus import Forward, Handler, Reply
 from shared.contracts import AnswerDrafted, AnswerValidated, Envelope
+from shared.db import acting_as
 from shared.runtime import StageClients, run, serve_stage
 
 
@@ -31,8 +32,15 @@ async def build_handler(clients: StageClients) -> Handler:
             redo.attempt = envelope.attempt + 1
             return Forward(subject, redo)
         record = request_record(envelope, (time.perf_counter() - started) * 1000)
+        # Written acting for the asker (from the envelope the gateway stamped): row-level
+        # security refuses an answer into another user's conversation.
         await record_answer(
-            pool, envelope.request_id, envelope.conversation_id, envelope.attempt, validated, record
+            acting_as(pool, envelope.user_id),
+            envelope.request_id,
+            envelope.conversation_id,
+            envelope.attempt,
+            validated,
+            record,
         )
         return Reply(envelope.carry(validated))
 
