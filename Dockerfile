@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
-# One image for all five services; the command picks the service:
-#   python -m services.gateway | router | tools | answerer | validator
+# One image for all six services; the command picks the service:
+#   python -m services.gateway | router | tools | answerer | validator | ingest
 # and `finq migrate` / `finq ingest default` for the one-shot database job.
 FROM python:3.11-slim
 
@@ -30,21 +30,19 @@ RUN pip install --no-deps --force-reinstall -c constraints.txt . \
     && cd / && rm -rf /src
 
 # The processes run as uid/gid 10001 with a read-only root filesystem (docker-compose.yml
-# and deploy/k8s/ enforce it): they write only /tmp (torch's and tempfile's scratch; the
-# bundled MiniLM is read from site-packages, nothing goes to ~/.cache) and the gateway's
-# upload folder below, which the deployments mount as a volume. The folder exists in the
-# image, owned by finq, so a fresh Docker volume mounted on it is finq's too.
+# and deploy/k8s/ enforce it): they write only /tmp, which the deployments mount writable
+# (a tmpfs or an emptyDir): torch's and tempfile's scratch (the bundled MiniLM is read
+# from site-packages, nothing goes to ~/.cache), the gateway's spool of an upload while
+# its body arrives (FINQ_DOCUMENT_UPLOAD_DIR unset: the system temp dir; the upload itself
+# is stored in PostgreSQL), and the ingest stage's parse files and forkserver socket.
 RUN groupadd --gid 10001 finq \
-    && useradd --uid 10001 --gid 10001 --create-home --shell /usr/sbin/nologin finq \
-    && install --directory --owner 10001 --group 10001 --mode 0750 \
-        /var/lib/finq /var/lib/finq/uploads
+    && useradd --uid 10001 --gid 10001 --create-home --shell /usr/sbin/nologin finq
 USER 10001:10001
 WORKDIR /home/finq
 
 # Inside a container the gateway must listen on every interface.
 ENV FINQ_GATEWAY_HOST=0.0.0.0 \
-    FINQ_GATEWAY_PORT=8000 \
-    FINQ_DOCUMENT_UPLOAD_DIR=/var/lib/finq/uploads
+    FINQ_GATEWAY_PORT=8000
 EXPOSE 8000
 
 CMD ["python", "-m", "services.gateway"]

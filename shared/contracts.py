@@ -18,6 +18,18 @@ from shared.subjects import Stage
 
 MAX_QUESTION_CHARS = 2000
 
+# What text a client may send, as patterns that JSON Schema (ECMA 262), Python's re and
+# pydantic's Rust regex read alike, so the OpenAPI schema states what the gateway enforces.
+# Text never holds a C0 control character but tab, newline and carriage return, nor DEL
+# (PostgreSQL stores no NUL, and a terminal escape or a backspace has no place in a question).
+CONTROL_CHARACTERS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f"  # the inside of a [...] class
+# One line (an id, a name, a title): no control character at all.
+LINE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+# A question: text with at least one character that is not white space as str.strip() sees
+# it (the space-like characters below are the ones str.isspace() holds besides the controls).
+_VISIBLE = r"[^\x00-\x20\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+QUESTION_PATTERN = rf"^[^{CONTROL_CHARACTERS}]*{_VISIBLE}[^{CONTROL_CHARACTERS}]*$"
+
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
@@ -576,8 +588,18 @@ def new_deadline(seconds: float) -> datetime:
 
 # The answer contract of POST /v1/ask; later issues add fields, never remove them.
 class AskRequest(Contract):
-    question: str
-    conversation_id: str | None = Field(default=None, min_length=1, max_length=100)
+    # The question's limits are stated here for the OpenAPI schema and checked by the
+    # gateway itself (services/gateway/inputs.py), which answers each with its own code.
+    question: str = Field(
+        json_schema_extra={
+            "minLength": 1,
+            "maxLength": MAX_QUESTION_CHARS,
+            "pattern": QUESTION_PATTERN,
+        }
+    )
+    conversation_id: str | None = Field(
+        default=None, min_length=1, max_length=100, pattern=LINE_PATTERN
+    )
 
 
 class AskResponse(BaseModel):

@@ -7,7 +7,10 @@ advisory lock lets several processes start at once without racing.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -177,6 +180,21 @@ def login_of(dsn: str) -> RoleLogin:
     )
 
 
+SCRAM_ITERATIONS = 4096  # PostgreSQL's own default for the verifiers it makes
+
+
+def scram_verifier(password: str, salt: bytes | None = None) -> str:
+    """The SCRAM-SHA-256 verifier PostgreSQL stores for `password` (RFC 5802/7677): what
+    `ALTER ROLE ... PASSWORD` accepts in place of the password itself."""
+    salt = salt if salt is not None else os.urandom(16)
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, SCRAM_ITERATIONS)
+    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
+    stored_key = hashlib.sha256(client_key).digest()
+    server_key = hmac.new(salted, b"Server Key", "sha256").digest()
+    encoded = [base64.b64encode(part).decode() for part in (salt, stored_key, server_key)]
+    return f"SCRAM-SHA-256${SCRAM_ITERATIONS}:{encoded[0]}${encoded[1]}:{encoded[2]}"
+
+
 async def ensure_service_role(owner_dsn: str, service_dsn: str) -> str | None:
     """Create (or bring up to date) the role the services connect as, from `service_dsn`'s
     user and password: a login role that is not a superuser, cannot bypass row-level
@@ -195,9 +213,9 @@ async def ensure_service_role(owner_dsn: str, service_dsn: str) -> str | None:
             )
         role = await conn.fetchval("SELECT quote_ident($1)", service.user)
         database = await conn.fetchval("SELECT quote_ident(current_database())")
-        # The password travels as a literal (CREATE ROLE takes no parameters); the server
-        # stores only its SCRAM verifier (password_encryption is scram-sha-256).
-        password = await conn.fetchval("SELECT quote_literal($1)", service.password)
+        # Sent as its SCRAM verifier, never in clear: a statement the server logs (one that
+        # failed, say) shows nothing that logs in.
+        password = await conn.fetchval("SELECT quote_literal($1)", scram_verifier(service.password))
         attributes = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS NOREPLICATION"
         # Roles are the cluster's, shared by its databases: two databases prepared at once
         # must not both create it.

@@ -42,6 +42,7 @@ from services.control.cli import build_parser
 from services.control.settings import ControlSettings
 from services.gateway.app import create_app
 from services.gateway.settings import GatewaySettings
+from services.ingest.settings import IngestSettings
 from services.router.settings import RouterSettings
 from services.tools.settings import ToolsSettings
 from services.validator.settings import ValidatorSettings
@@ -65,11 +66,19 @@ SETTINGS_BY_PROCESS: dict[str, type[BaseSettings]] = {
     Stage.TOOLS: ToolsSettings,
     Stage.ANSWERER: AnswererSettings,
     Stage.VALIDATOR: ValidatorSettings,
+    Stage.INGEST: IngestSettings,
     # The one-shot `finq migrate && finq ingest default`, in compose and as a Job.
     "migrate": ControlSettings,
     "finq-migrate": ControlSettings,
 }
-EXPECTED_REPLICAS = {"gateway": 2, "router": 2, "tools": 2, "answerer": 2, "validator": 2}
+EXPECTED_REPLICAS = {
+    "gateway": 2,
+    "router": 2,
+    "tools": 2,
+    "answerer": 2,
+    "validator": 2,
+    "ingest": 2,
+}
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job")
 
 # Credentials. Kubernetes keeps them in one Secret; compose reads them from `.env`, one
@@ -89,7 +98,8 @@ URL_WITH_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]+:([^@\s/]+)@", re.
 # How a credential shows in a resolved environment (see compose_env and container_env):
 # `env.VAR` for compose's ${VAR}, `secret.NAME.KEY` for a secretKeyRef.
 CREDENTIAL_MARKER = re.compile(r"env\.[A-Z0-9_]+|secret\.[a-z0-9-]+\.[a-z0-9.-]+")
-# The finq image's user, and the variable that says where the gateway keeps uploads.
+# The finq image's user, and the variable that says where the gateway spools an upload's
+# body while it arrives (unset: the temp dir).
 FINQ_UID = 10001
 UPLOAD_DIR_VARIABLE = "FINQ_DOCUMENT_UPLOAD_DIR"
 
@@ -919,28 +929,32 @@ def test_postgres_nats_and_jaeger_run_as_their_images_users_with_writable_data(k
     assert jaeger["securityContext"]["runAsUser"] == 10001  # the image's own user
 
 
-def test_the_gateway_keeps_uploads_on_a_writable_volume_the_image_prepares(compose, k8s):
-    text = DOCKERFILE.read_text()
-    image_dir = re.search(rf"{UPLOAD_DIR_VARIABLE}=(\S+)", text)
-    assert image_dir, f"the image sets {UPLOAD_DIR_VARIABLE}"
-    upload_dir = image_dir.group(1)
-    # The folder exists in the image, owned by finq: a fresh volume mounted there is finq's.
-    assert re.search(rf"--owner {FINQ_UID} --group {FINQ_UID}.*\n?.*{re.escape(upload_dir)}", text)
+def under(path: str, folders: set[str]) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
 
+
+def test_the_gateway_spools_uploads_in_scratch_space_and_keeps_no_files(compose, k8s):
+    # An upload is stored in PostgreSQL (the ingest stage reads it there); the gateway holds
+    # its body only while it arrives, in FINQ_DOCUMENT_UPLOAD_DIR or, unset, the temp dir.
+    # That must be writable scratch (a tmpfs or an emptyDir), and nothing persists.
+    assert not re.search(rf"{UPLOAD_DIR_VARIABLE}=", DOCKERFILE.read_text()), (
+        "the image leaves the spool to the temp dir, which every deployment mounts writable"
+    )
     gateway = compose["services"]["gateway"]
-    assert compose_env(gateway)[UPLOAD_DIR_VARIABLE] == upload_dir
-    named = {v.split(":")[1]: v.split(":")[0] for v in gateway["volumes"]}
-    assert named[upload_dir] in compose["volumes"], "uploads live on a named volume"
+    spool = compose_env(gateway).get(UPLOAD_DIR_VARIABLE, "/tmp")
+    assert under(spool, {entry.split(":")[0] for entry in gateway["tmpfs"]}), spool
+    assert not gateway.get("volumes"), "the gateway keeps no files: it needs no volume"
 
     deployment = objects(k8s, "Deployment")["gateway"]
     container = main_container(deployment)
-    assert container_env(container, k8s)[UPLOAD_DIR_VARIABLE] == upload_dir
-    mounted = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    spool = container_env(container, k8s).get(UPLOAD_DIR_VARIABLE, "/tmp")
     volumes = {v["name"]: v for v in pod_spec(deployment)["volumes"]}
-    assert (
-        "emptyDir" in volumes[mounted[upload_dir]]
-        or "persistentVolumeClaim" in volumes[mounted[upload_dir]]
-    )
+    scratch = {
+        m["mountPath"]
+        for m in container["volumeMounts"]
+        if not m.get("readOnly") and "emptyDir" in volumes[m["name"]]
+    }
+    assert under(spool, scratch), spool
 
 
 def test_every_compose_container_is_hardened(compose):

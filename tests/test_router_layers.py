@@ -10,7 +10,13 @@ from typing import Any
 from services.router.llm_selection import reading_for_model
 from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
-from shared.contracts import ConversationTurn, QuestionAsked, RouteDecided, ToolCall
+from shared.contracts import (
+    ConversationTurn,
+    ModelCallBudget,
+    QuestionAsked,
+    RouteDecided,
+    ToolCall,
+)
 
 DIRECTORY = CompanyDirectory((CompanyEntry("AAPL", "Apple", ("apple",), 2025),))
 FINDER = metric_finder(DIRECTORY)
@@ -42,8 +48,13 @@ class ScriptedSelector:
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
     async def select(
-        self, question: str, history: Sequence[ConversationTurn], hints: dict[str, Any]
+        self,
+        question: str,
+        history: Sequence[ConversationTurn],
+        hints: dict[str, Any],
+        budget: ModelCallBudget,
     ) -> RouteDecided | None:
+        assert budget.take()
         self.calls.append((question, hints))
         return self.route
 

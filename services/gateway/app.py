@@ -29,6 +29,7 @@ from services.gateway.conversations import (
     load_history,
     read_conversation,
 )
+from services.gateway.failures import UnexpectedErrors
 from services.gateway.limits import BodyLimit, RateLimiter
 from services.gateway.request_log import read_request_log
 from services.gateway.settings import GatewaySettings
@@ -170,6 +171,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         return settings.gateway_json_max_bytes, "body_too_large"
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
+    # Outermost of ours: whatever fails inside (the body limit included) is a JSON answer.
+    app.add_middleware(UnexpectedErrors)
 
     @app.exception_handler(ApiError)
     async def on_api_error(_: Request, error: ApiError) -> JSONResponse:

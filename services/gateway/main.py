@@ -5,6 +5,7 @@ from __future__ import annotations
 import uvicorn
 
 from services.gateway.app import create_app
+from services.gateway.http_protocol import JsonErrorsHttpToolsProtocol
 from services.gateway.settings import GatewaySettings
 
 
@@ -15,7 +16,8 @@ def main() -> None:
         host=settings.gateway_host,
         port=settings.gateway_port,
         loop="uvloop",
-        http="httptools",
+        # httptools, answering a request it cannot parse with the API's JSON error body.
+        http=JsonErrorsHttpToolsProtocol,
         access_log=False,
         log_level=settings.log_level.lower(),
         timeout_graceful_shutdown=10,
