@@ -23,6 +23,7 @@ from shared.identity import (
     user_for_key,
 )
 from tests.conftest import RunningFinq, another_gateway
+from tests.helpers import wait_until
 
 
 async def test_a_key_is_shown_once_stored_as_a_hash_and_stops_working_when_revoked(
@@ -188,3 +189,33 @@ async def test_an_offset_past_any_real_list_is_a_422_not_a_500(client: httpx.Asy
     response = await client.get("/v1/conversations", params={"offset": 10**19})
     assert response.status_code == 422
     assert set(response.json()) == {"code", "message"}
+
+
+async def test_an_upload_is_quoted_to_its_owner_and_to_no_one_else(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    secret = f"The codename for the acquisition is Bluefin{os.urandom(3).hex()}."
+    notes = f"# Deal memo\n\n## Codename\n\n{secret}\n".encode()
+    uploaded = await client.post(
+        "/v1/documents",
+        files={"file": ("deal-memo.md", notes, "text/markdown")},
+        headers=bearer(people.alice),
+    )
+    assert uploaded.status_code == 202, uploaded.text
+    document_id = uploaded.json()["id"]
+
+    async def read() -> bool:
+        job = await client.get(f"/v1/documents/{document_id}", headers=bearer(people.alice))
+        return job.json()["status"] in {"ready", "failed"}
+
+    await wait_until(read, within=120, every=0.25)
+    question = {"question": "What does the deal memo say about the codename?"}
+    hers = (await client.post("/v1/ask", json=question, headers=bearer(people.alice))).json()
+    assert secret in hers["answer"]
+    assert hers["citations"][0]["label"].startswith("your upload")
+    for headers in (bearer(people.bob), {}):
+        theirs = await client.post("/v1/ask", json=question, headers=headers)
+        assert theirs.status_code == 200, theirs.text
+        body = theirs.json()
+        assert "Bluefin" not in body["answer"]
+        assert all(c.get("source_id", "").find(document_id) < 0 for c in body["citations"])
