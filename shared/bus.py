@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from nats.js.api import (
     AckPolicy,
     ConsumerConfig,
     DeliverPolicy,
+    DiscardPolicy,
     RetentionPolicy,
     StorageType,
     StreamConfig,
@@ -36,7 +38,9 @@ from nats.js.errors import BadRequestError, NotFoundError
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from shared import subjects
-from shared.contracts import Envelope
+from shared.contracts import Envelope, utc_now
+from shared.outages import TransientError as TransientError
+from shared.outages import is_transient
 from shared.telemetry import current_trace_id, inject_headers, process_span, send_span
 
 log = structlog.get_logger("finq.bus")
@@ -53,10 +57,9 @@ DUPLICATE_WINDOW_SECONDS = 300.0
 DEAD_LETTER_MAX_AGE_SECONDS = 14 * 24 * 3600.0
 # Longer than any request's deadline; past it a stage message is of no use to anyone.
 STAGE_MESSAGE_MAX_AGE_SECONDS = 24 * 3600.0
-
-
-class TransientError(Exception):
-    """A failure worth retrying later (a database hiccup, a timeout): the message is nak'ed."""
+# What one stage stream may hold on disk (FINQ_STREAM_MAX_BYTES), and the dead letters.
+STAGE_STREAM_MAX_BYTES = 1024**3
+DEAD_LETTER_MAX_BYTES = 256 * 1024**2
 
 
 class PoisonMessage(Exception):
@@ -129,8 +132,15 @@ async def connect(
     return client
 
 
-async def ensure_streams(js: JetStreamContext) -> None:
-    """Create (or bring up to date) the stage streams and the dead-letter stream."""
+async def ensure_streams(js: JetStreamContext, max_bytes: int = STAGE_STREAM_MAX_BYTES) -> None:
+    """Create (or bring up to date) the stage streams and the dead-letter stream.
+
+    Each stage stream holds at most `max_bytes` and, when full, drops its oldest messages
+    (discard "old"): with limits retention a stream is mostly messages acked long ago, and
+    refusing new ones instead ("new") would stop finq once a day's traffic filled it. A
+    message dropped before it was worked on (a backlog larger than the stream) is not a
+    lost question: the question is in PostgreSQL, and the reconciler publishes it again.
+    The dead-letter stream keeps its newest letters the same way."""
     configs = [
         StreamConfig(
             name=stream,
@@ -139,6 +149,8 @@ async def ensure_streams(js: JetStreamContext) -> None:
             # deleting (and fsyncing the deletion of) the message; messages age out.
             retention=RetentionPolicy.LIMITS,
             max_age=STAGE_MESSAGE_MAX_AGE_SECONDS,
+            max_bytes=max_bytes,
+            discard=DiscardPolicy.OLD,
             storage=StorageType.FILE,
             duplicate_window=DUPLICATE_WINDOW_SECONDS,
         )
@@ -151,6 +163,8 @@ async def ensure_streams(js: JetStreamContext) -> None:
             retention=RetentionPolicy.LIMITS,
             storage=StorageType.FILE,
             max_age=DEAD_LETTER_MAX_AGE_SECONDS,
+            max_bytes=DEAD_LETTER_MAX_BYTES,
+            discard=DiscardPolicy.OLD,
         )
     )
     for config in configs:
@@ -267,8 +281,15 @@ class ConsumerOptions:
     pull_batch: int = 32
     max_in_flight: int = 64
     ack_wait_seconds: float = 30.0
+    # A failure that is not a dependency's outage is tried this often, then dead-lettered.
     max_deliver: int = 5
     nak_delay_seconds: float = 0.5
+    # A dependency's outage (shared/outages.py) is waited out, with exponential backoff and
+    # jitter from nak_delay_seconds up to backoff_cap_seconds, until the request's deadline
+    # plus this budget has passed; then the message is dead-lettered with the reason. The
+    # same bound caps how long one handler may run and be kept alive.
+    retry_budget_seconds: float = 300.0
+    backoff_cap_seconds: float = 30.0
     # Pull requests expire and are renewed; the idle heartbeat tells a lost
     # request (broker restart) from a quiet stream.
     pull_expires_seconds: float = 30.0
@@ -285,7 +306,9 @@ async def ensure_consumer(
         ack_policy=AckPolicy.EXPLICIT,
         deliver_policy=DeliverPolicy.ALL,
         ack_wait=options.ack_wait_seconds,
-        max_deliver=options.max_deliver,
+        # Unbounded here: the consumer bounds retries itself, by count for failures of the
+        # work and by time (deadline plus retry budget) for outages and crash loops.
+        max_deliver=-1,
         max_ack_pending=max(1024, options.max_in_flight * 8),
         max_waiting=512,
     )
@@ -417,6 +440,10 @@ class StageConsumer:
     async def _handle(self, msg: Msg, envelope_type: type[Envelope[Any]]) -> None:
         try:
             await self._process(msg, envelope_type)
+        except Exception as error:
+            # Settling the message failed (ack, nak or dead letter with the broker away):
+            # it comes back after the ack wait and is handled again; the stage lives on.
+            log.warning("could not settle a message", error=repr(error))
         finally:
             self._in_flight.pop(msg.reply, None)
             self._wake.set()
@@ -440,14 +467,23 @@ class StageConsumer:
             ):
                 span.set_attribute("finq.request_id", envelope.request_id)
                 span.set_attribute("finq.attempt", envelope.attempt)
-                if envelope.expired():
-                    # Nobody waits for it any more; working on it would only delay live requests.
-                    log.warning("deadline passed; dropped", deadline=envelope.deadline.isoformat())
-                    await msg.ack()
+                budget_left = (
+                    envelope.deadline - utc_now()
+                ).total_seconds() + self.options.retry_budget_seconds
+                if budget_left <= 0:
+                    # Past the deadline and every retry: a clear failure, not silence.
+                    await self._dead_letter(
+                        msg,
+                        "the request's deadline and retry budget passed before it was done",
+                        envelope,
+                    )
                     return
                 started = time.perf_counter()
                 try:
-                    output = await self.handler(envelope)
+                    # A handler stuck (a query that never returns) is cut off at the same
+                    # bound, so its message is not kept alive for ever.
+                    async with asyncio.timeout(budget_left):
+                        output = await self.handler(envelope)
                     output.envelope.timings_ms[self.stage.value] = round(
                         (time.perf_counter() - started) * 1000, 3
                     )
@@ -458,17 +494,25 @@ class StageConsumer:
                 except PoisonMessage as error:
                     await self._dead_letter(msg, str(error), envelope)
                     return
-                except Exception as error:  # every other failure is retried, bounded
+                except Exception as error:  # retried: by time for outages, by count else
                     span.record_exception(error)
                     delivered = msg.metadata.num_delivered
-                    if delivered >= self.options.max_deliver:
+                    transient = is_transient(error)
+                    if not transient and delivered >= self.options.max_deliver:
                         log.error("giving up", error=repr(error), deliveries=delivered)
                         await self._dead_letter(
                             msg, f"failed {delivered} times: {error!r}", envelope
                         )
                         return
-                    log.warning("retrying", error=repr(error), deliveries=delivered)
-                    await msg.nak(delay=self.options.nak_delay_seconds * delivered)
+                    delay = self._retry_delay(delivered, transient)
+                    log.warning(
+                        "retrying",
+                        error=repr(error),
+                        deliveries=delivered,
+                        transient=transient,
+                        delay=round(delay, 2),
+                    )
+                    await msg.nak(delay=delay)
                     return
                 await msg.ack()
                 log.debug(
@@ -476,6 +520,15 @@ class StageConsumer:
                     ms=round((time.perf_counter() - started) * 1000, 2),
                     attempt=envelope.attempt,
                 )
+
+    def _retry_delay(self, delivered: int, transient: bool) -> float:
+        """Linear for a failure of the work (a few quick tries), exponential with full
+        jitter for an outage, so replicas and requests do not retry in step."""
+        base = self.options.nak_delay_seconds
+        if not transient:
+            return base * delivered
+        ceiling = min(self.options.backoff_cap_seconds, base * 2 ** min(delivered - 1, 16))
+        return random.uniform(base, max(base, ceiling))
 
     async def _dead_letter(
         self, msg: Msg, reason: str, envelope: Envelope[Any] | None = None

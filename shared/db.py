@@ -30,10 +30,30 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     await register_vector(conn)
 
 
-async def create_pool(dsn: str, min_size: int = 2, max_size: int = 10) -> asyncpg.Pool:
-    """The one pool a process uses; the schema must be migrated (the vector type must exist)."""
+# No statement and no client call waits longer than this: a query that hangs (a lock, an
+# overloaded server) fails, and the work is retried or refused, instead of holding its
+# message and its connection for ever.
+QUERY_TIMEOUT_SECONDS = 15.0
+
+
+async def create_pool(
+    dsn: str,
+    min_size: int = 2,
+    max_size: int = 10,
+    query_timeout_seconds: float = QUERY_TIMEOUT_SECONDS,
+) -> asyncpg.Pool:
+    """The one pool a process uses; the schema must be migrated (the vector type must exist).
+    The server cancels a statement past `query_timeout_seconds` (statement_timeout, and
+    lock_timeout for waiting on a lock), and the client gives up on a call a second after."""
+    milliseconds = str(int(query_timeout_seconds * 1000))
     return await asyncpg.create_pool(
-        dsn, min_size=min_size, max_size=max_size, init=_init_connection
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        init=_init_connection,
+        command_timeout=query_timeout_seconds + 1,
+        timeout=10,  # establishing a connection
+        server_settings={"statement_timeout": milliseconds, "lock_timeout": milliseconds},
     )
 
 

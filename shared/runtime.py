@@ -48,6 +48,8 @@ def consumer_options(settings: StageSettings) -> bus.ConsumerOptions:
         ack_wait_seconds=settings.ack_wait_seconds,
         max_deliver=settings.max_deliver,
         nak_delay_seconds=settings.nak_delay_seconds,
+        retry_budget_seconds=settings.retry_budget_seconds,
+        backoff_cap_seconds=settings.backoff_cap_seconds,
     )
 
 
@@ -80,7 +82,7 @@ async def serve_stage(
     cleanup = contextlib.AsyncExitStack()
     try:
         js = nc.jetstream()
-        await bus.ensure_streams(js)
+        await bus.ensure_streams(js, settings.stream_max_bytes)
         if needs_database:
             pool = await create_pool(
                 settings.database_url, settings.db_pool_min, settings.db_pool_max

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 from nats.aio.client import Client as NatsClient
 
@@ -156,14 +157,14 @@ async def _dead_letters(nc: NatsClient, stage: Stage, count: int) -> bool:
     return len(await bus.read_dead_letters(nc.jetstream(), stage)) >= count
 
 
-async def test_a_failing_handler_is_retried_up_to_max_deliver_then_dead_lettered(
+async def test_a_handler_that_fails_its_work_is_tried_max_deliver_times_then_dead_lettered(
     nc: NatsClient,
 ) -> None:
     attempts: list[int] = []
 
     async def handler(envelope: Envelope[Any]) -> bus.Forward:
         attempts.append(1)
-        raise bus.TransientError("database unavailable")
+        raise ValueError("a bug meets this question")
 
     consumer, reported = router_consumer(nc, handler, max_deliver=3)
     publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
@@ -173,9 +174,70 @@ async def test_a_failing_handler_is_retried_up_to_max_deliver_then_dead_lettered
     assert len(attempts) == 3
     letters = await bus.read_dead_letters(nc.jetstream(), Stage.ROUTER)
     assert "failed 3 times" in letters[0]["headers"]["Finq-Dead-Reason"]
-    assert "database unavailable" in letters[0]["headers"]["Finq-Dead-Reason"]
+    assert "a bug meets this question" in letters[0]["headers"]["Finq-Dead-Reason"]
     # The waiting gateway is told, rather than left to time out.
     assert [envelope.request_id for envelope, _ in reported] == ["doomed"]
+
+
+async def test_an_outage_is_waited_out_past_max_deliver_and_the_question_goes_on(
+    nc: NatsClient,
+) -> None:
+    attempts = 0
+    done = asyncio.Event()
+
+    async def handler(envelope: Envelope[Any]) -> bus.Forward:
+        nonlocal attempts
+        attempts += 1
+        if attempts <= 5:
+            raise asyncpg.CannotConnectNowError("the database system is starting up")
+        done.set()
+        return route_for(envelope)
+
+    consumer, reported = router_consumer(nc, handler, max_deliver=3, backoff_cap_seconds=0.2)
+    publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
+    async with running(consumer):
+        await publisher.publish(subjects.QUESTION_ASKED, question("patient"))
+        await asyncio.wait_for(done.wait(), 20)
+        await wait_until(lambda: _acked(nc, Stage.ROUTER))
+    assert attempts == 6 and reported == []
+    assert await stream_count(nc, subjects.ROUTE_DECIDED) == 1
+
+
+async def test_an_outage_past_the_deadline_and_retry_budget_fails_with_the_reason(
+    nc: NatsClient,
+) -> None:
+    async def handler(envelope: Envelope[Any]) -> bus.Forward:
+        raise ConnectionRefusedError("database down")
+
+    consumer, reported = router_consumer(
+        nc, handler, retry_budget_seconds=1.0, backoff_cap_seconds=0.3
+    )
+    publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
+    short = question("outlasted").model_copy(update={"deadline": new_deadline(1.0)})
+    async with running(consumer):
+        await publisher.publish(subjects.QUESTION_ASKED, short)
+        await wait_until(lambda: _dead_letters(nc, Stage.ROUTER, 1), within=20)
+    letters = await bus.read_dead_letters(nc.jetstream(), Stage.ROUTER)
+    assert "deadline and retry budget passed" in letters[-1]["headers"]["Finq-Dead-Reason"]
+    assert [envelope.request_id for envelope, _ in reported] == ["outlasted"]
+
+
+async def test_a_handler_stuck_past_the_deadline_and_budget_is_cut_off(nc: NatsClient) -> None:
+    never = asyncio.Event()
+
+    async def handler(envelope: Envelope[Any]) -> bus.Forward:
+        await never.wait()  # a query that never returns
+        raise AssertionError("not reached")
+
+    consumer, reported = router_consumer(
+        nc, handler, retry_budget_seconds=0.5, ack_wait_seconds=1.0
+    )
+    publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
+    stuck = question("stuck").model_copy(update={"deadline": new_deadline(0.5)})
+    async with running(consumer):
+        await publisher.publish(subjects.QUESTION_ASKED, stuck)
+        await wait_until(lambda: _dead_letters(nc, Stage.ROUTER, 1), within=20)
+    assert [envelope.request_id for envelope, _ in reported] == ["stuck"]
 
 
 async def test_a_transient_failure_is_retried_and_then_succeeds(nc: NatsClient) -> None:
@@ -230,22 +292,28 @@ async def _redelivered(nc: NatsClient) -> bool:
     return info.num_redelivered > 0
 
 
-async def test_a_message_past_its_deadline_is_acked_without_work(nc: NatsClient) -> None:
-    calls = 0
+async def test_past_its_deadline_a_question_is_still_worked_on_within_the_retry_budget(
+    nc: NatsClient,
+) -> None:
+    calls: list[str] = []
 
     async def handler(envelope: Envelope[Any]) -> bus.Forward:
-        nonlocal calls
-        calls += 1
+        calls.append(envelope.request_id)
         return route_for(envelope)
 
-    consumer, _ = router_consumer(nc, handler)
+    consumer, reported = router_consumer(nc, handler, retry_budget_seconds=60)
     publisher = bus.Publisher(nc, nc.jetstream(), Stage.GATEWAY)
-    expired = question("late").model_copy(update={"deadline": new_deadline(-1)})
+    # Late (its answer is stored for the asker to read) but within the budget: worked on.
+    late = question("late").model_copy(update={"deadline": new_deadline(-1)})
+    # Past the deadline and the whole budget: failed with the reason, without work.
+    gone = question("gone").model_copy(update={"deadline": new_deadline(-120)})
     async with running(consumer):
-        await publisher.publish(subjects.QUESTION_ASKED, expired)
+        await publisher.publish(subjects.QUESTION_ASKED, late)
+        await publisher.publish(subjects.QUESTION_ASKED, gone)
         await wait_until(lambda: _acked(nc, Stage.ROUTER))
-    assert calls == 0
-    assert await stream_count(nc, subjects.ROUTE_DECIDED) == 0
+    assert calls == ["late"]
+    assert await stream_count(nc, subjects.ROUTE_DECIDED) == 1
+    assert [envelope.request_id for envelope, _ in reported] == ["gone"]
 
 
 async def test_a_stream_of_an_older_layout_gives_way_to_the_stage_streams(

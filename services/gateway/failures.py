@@ -12,32 +12,15 @@ from __future__ import annotations
 
 import json
 
-import asyncpg
-import nats.errors
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from shared.outages import is_transient
 
 log = structlog.get_logger("finq.gateway")
 
 # Seconds a client waits before sending again a request that met an unreachable dependency.
 RETRY_AFTER_SECONDS = 1
-
-# Failures that say "not reachable now", not "this request is wrong": the pool and the
-# client reconnect on their own.
-UNAVAILABLE: tuple[type[BaseException], ...] = (
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.InternalClientError,
-    asyncpg.CannotConnectNowError,
-    asyncpg.TooManyConnectionsError,
-    asyncpg.AdminShutdownError,
-    asyncpg.QueryCanceledError,
-    nats.errors.ConnectionClosedError,
-    nats.errors.NoServersError,
-    nats.errors.TimeoutError,
-    ConnectionError,
-    OSError,
-)
 
 
 def _response(status: int, code: str, message: str, retry_after: int | None) -> list[Message]:
@@ -77,7 +60,7 @@ class UnexpectedErrors:
         except Exception as error:
             if started:
                 raise  # half an answer is out: only closing the connection is honest
-            if isinstance(error, UNAVAILABLE):
+            if is_transient(error):
                 log.warning("dependency unavailable", error=repr(error), path=scope["path"])
                 messages = _response(
                     503,
