@@ -540,6 +540,10 @@ class Envelope(BaseModel, Generic[PayloadT]):
     # Model calls made for this request so far, by every stage and every attempt: each
     # stage spends from what FINQ_MAX_MODEL_CALLS_PER_REQUEST leaves (see ModelCallBudget).
     model_calls: int = Field(default=0, ge=0)
+    # How many times the reconciler has started this request afresh (a stream may have
+    # dropped its messages unread): part of every message id (shared/subjects.py), so a
+    # fresh start is not taken for a duplicate of what the stream dropped.
+    generation: int = Field(default=0, ge=0)
     payload: PayloadT
 
     def expired(self, now: datetime | None = None) -> bool:
@@ -557,6 +561,7 @@ class Envelope(BaseModel, Generic[PayloadT]):
             reply_to=self.reply_to,
             timings_ms=dict(self.timings_ms),
             model_calls=self.model_calls,
+            generation=self.generation,
             payload=payload,
         )
 
@@ -588,6 +593,11 @@ def new_deadline(seconds: float) -> datetime:
 
 # The answer contract of POST /v1/ask; later issues add fields, never remove them.
 class AskRequest(Contract):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"question": "What was Apple's revenue in fiscal 2023?"}]},
+    )
+
     # The question's limits are stated here for the OpenAPI schema and checked by the
     # gateway itself (services/gateway/inputs.py), which answers each with its own code.
     question: str = Field(
@@ -678,6 +688,36 @@ class RequestLog(BaseModel):
 class ErrorBody(BaseModel):
     code: str
     message: str
+
+
+class DocumentJob(BaseModel):
+    """POST /v1/documents and GET /v1/documents/{id}: a document and its ingest job."""
+
+    id: str
+    collection: str
+    title: str
+    doc_type: str
+    symbol: str | None
+    company: str | None
+    form: str | None
+    fiscal_year: int | None
+    fiscal_quarter: int | None
+    period_end: date | None
+    filed: date | None
+    source_name: str | None
+    source_url: str | None
+    page_count: int | None
+    nonempty_page_count: int | None
+    table_count: int
+    chunk_count: int
+    metadata: dict[str, Any]
+    status: Literal["pending", "parsing", "embedding", "ready", "failed"]
+    progress: float = Field(ge=0, le=1)
+    # {code, message} when the job failed.
+    error: ErrorBody | None
+    public: bool  # held by finq for everyone (a filing, the glossary), not an upload
+    created_at: datetime
+    updated_at: datetime
 
 
 ToolsCompleted.model_rebuild()

@@ -179,8 +179,8 @@ def acting_as(pool: asyncpg.Pool, user_id: str) -> UserScope:
 _SERVICE_ROLE_TABLES_DENIED = ("users", "schema_migrations")
 _SERVICE_ROLE_FUNCTIONS = (
     "finq_user_for_key(text)",
-    "finq_unanswered_questions()",
-    "finq_unfinished_uploads(text)",
+    "finq_unanswered_questions(timestamptz, timestamptz)",
+    "finq_unfinished_uploads(text, timestamptz)",
 )
 
 

@@ -740,7 +740,12 @@ class MetricResolver:
         key = normalize_phrase(phrase)
         if len(key) < FUZZY_MIN_LENGTH:
             return None
-        allowed = next(edits for length, edits in FUZZY_EDITS_BY_LENGTH if len(key) <= length)
+        # Past the last length the last allowance holds: a 2,000-letter phrase is a phrase
+        # too (it once escaped as StopIteration and failed the router on every try).
+        allowed = next(
+            (edits for length, edits in FUZZY_EDITS_BY_LENGTH if len(key) <= length),
+            FUZZY_EDITS_BY_LENGTH[-1][1],
+        )
         # A name more than `allowed` characters longer or shorter is more than `allowed`
         # edits away: only names of a near length are scored.
         candidates: list[int] = []

@@ -42,11 +42,23 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 STREAM_FULL_CODES = frozenset({10077, 10078, 10047})
 
 
+# Interface errors that say the request is wrong, not that the connection is gone.
+_NOT_OUTAGES: tuple[type[BaseException], ...] = (
+    asyncpg.exceptions._base.DataError,
+    asyncpg.exceptions._base.ClientConfigurationError,
+    asyncpg.exceptions._base.UnsupportedClientFeatureError,
+    asyncpg.exceptions._base.UnsupportedServerFeatureError,
+    asyncpg.DataError,
+)
+
+
 def is_transient(error: BaseException) -> bool:
     """Whether `error` says a dependency is unreachable now (retry later), not that the
     work itself is wrong. An exception group is transient when all it holds is."""
     if isinstance(error, BaseExceptionGroup):
         return all(is_transient(inner) for inner in error.exceptions)
+    if isinstance(error, _NOT_OUTAGES):
+        return False
     if isinstance(error, nats.js.errors.APIError) and (
         error.code == 503 or error.err_code in STREAM_FULL_CODES
     ):

@@ -32,6 +32,10 @@ class FinqSettings(BaseSettings):
     log_level: str = "INFO"
     db_pool_min: int = Field(default=2, ge=1)
     db_pool_max: int = Field(default=10, ge=1)
+    # An outage of the database or the broker is waited out (backoff with jitter up to
+    # FINQ_BACKOFF_CAP_SECONDS) until a request's deadline plus this budget; then it fails
+    # with a reason. The reconciler publishes unanswered questions again within it.
+    retry_budget_seconds: float = Field(default=300.0, ge=0, le=86_400)
     # What each stage stream may hold on disk; full, it drops its oldest messages (see
     # shared/bus.py ensure_streams).
     stream_max_bytes: int = Field(default=1024**3, ge=1024 * 1024)
@@ -50,9 +54,6 @@ class StageSettings(FinqSettings):
     ack_wait_seconds: float = Field(default=30.0, gt=0)
     max_deliver: int = Field(default=5, ge=1)
     nak_delay_seconds: float = Field(default=0.5, ge=0)
-    # An outage of the database or the broker is waited out (backoff with jitter up to
-    # backoff_cap) until a request's deadline plus this budget; then it fails with a reason.
-    retry_budget_seconds: float = Field(default=300.0, ge=0, le=86_400)
     backoff_cap_seconds: float = Field(default=30.0, gt=0, le=600)
 
 

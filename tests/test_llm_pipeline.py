@@ -4,7 +4,9 @@ model is a scripted OpenAI-protocol server on loopback; everything else is real.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import httpx
 import pytest
 
 from tests.conftest import Servers, own_pipeline
+from tests.helpers import wait_until
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 
 pytestmark = pytest.mark.e2e
@@ -140,3 +143,26 @@ async def test_a_models_false_no_data_claim_is_checked_against_the_database_and_
     assert body["validation"]["passed"] and body["validation"]["attempts"] == 2
     assert body["route"]["tool_calls"][0]["arguments"]["fiscal_years"] == [2022, 2023]
     assert log["attempts"] == 2
+
+
+async def test_past_its_limit_a_gateway_refuses_at_once_and_the_admitted_question_is_answered(
+    servers: Servers, tmp_path: Path
+) -> None:
+    async with (
+        OpenAIStandIn([answer_reply(RIGHT, delay_seconds=2.0)]) as model,
+        pipeline_with_model(
+            servers, tmp_path, model, "t_llm_admission", {"FINQ_GATEWAY_MAX_IN_FLIGHT": "1"}
+        ) as client,
+    ):
+        first = asyncio.create_task(client.post("/v1/ask", json={"question": QUESTION}))
+        await wait_until(lambda: len(model.requests) == 1, within=30)  # being answered
+        started = time.monotonic()
+        refused = await client.post(
+            "/v1/ask", json={"question": "What was NVIDIA's revenue in fiscal 2024?"}
+        )
+        refused_after = time.monotonic() - started
+        admitted = await first
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["code"] == "overloaded" and refused.headers["retry-after"] == "1"
+    assert refused_after < 1.0  # refused at once, not queued behind the first
+    assert admitted.status_code == 200 and admitted.json()["answer"] == RIGHT

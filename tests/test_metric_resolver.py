@@ -109,6 +109,14 @@ def test_fuzzy_match_refuses_short_acronyms_and_other_words(
     assert resolver.fuzzy(phrase) is None
 
 
+def test_a_phrase_longer_than_every_length_bound_is_matched_like_any_other(
+    resolver: MetricResolver,
+) -> None:
+    # A 2,000-character question of one word reaches the fuzzy match whole.
+    assert resolver.fuzzy("x" * 2000) is None
+    assert resolver.fuzzy("revenue" * 200) is None
+
+
 def test_unknown_metric_suggests_closest_names(resolver: MetricResolver) -> None:
     with pytest.raises(UnknownMetricPhrase) as caught:
         resolver.resolve("margins of safety")

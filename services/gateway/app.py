@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import asyncpg
 import structlog
-from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
+from fastapi import Depends, FastAPI, File, Form, Path, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from nats.aio.client import Client as NatsClient
@@ -24,26 +24,31 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from services.gateway.conversations import (
     CONTINUE_CONVERSATION_SQL,
     START_CONVERSATION_SQL,
+    WITHDRAW_QUESTION_SQL,
     conversation_title,
     list_conversations,
     load_history,
     read_conversation,
 )
-from services.gateway.failures import UnexpectedErrors
-from services.gateway.limits import BodyLimit, RateLimiter
+from services.gateway.failures import RETRY_AFTER_SECONDS, UnexpectedErrors
+from services.gateway.inputs import file_name_problem, question_problem
+from services.gateway.limits import Admission, BodyLimit, RateLimiter
+from services.gateway.openapi import error_responses, finq_openapi
+from services.gateway.reconciler import Reconciler
 from services.gateway.request_log import read_request_log
 from services.gateway.settings import GatewaySettings
 from services.gateway.uploads import UploadRejected, Uploads, accept_upload, read_document
 from services.gateway.waiting import PendingAnswers
 from shared import bus, subjects
 from shared.contracts import (
-    MAX_QUESTION_CHARS,
+    LINE_PATTERN,
     AnswerValidated,
     AskRequest,
     AskResponse,
     ConversationDetail,
     ConversationList,
     ConversationTurn,
+    DocumentJob,
     Envelope,
     ErrorBody,
     QuestionAsked,
@@ -54,6 +59,7 @@ from shared.contracts import (
 from shared.db import acting_as, create_pool
 from shared.identity import LOCAL_USER, user_for_key
 from shared.logs import configure_logging
+from shared.outages import is_transient
 from shared.telemetry import current_trace_id, extract_context, setup_telemetry, tracer
 
 # What multipart framing adds to an upload's own bytes.
@@ -65,9 +71,6 @@ AnswerEnvelope = Envelope[AnswerValidated]
 FailureEnvelope = Envelope[StageFailed]
 
 ANSWER_BODY_SQL = "SELECT body FROM answers WHERE request_id = $1"
-# Every user's questions: a SECURITY DEFINER function (shared/migrations/013), since the
-# gateway's role sees only the rows of the user a transaction acts for.
-UNANSWERED_SQL = "SELECT * FROM finq_unanswered_questions()"
 
 log = structlog.get_logger("finq.gateway")
 
@@ -92,6 +95,7 @@ class GatewayDeps:
     pending: PendingAnswers
     reply_subject: str
     uploads: Uploads
+    admission: Admission
 
 
 def error_response(status: int, code: str, message: str) -> JSONResponse:
@@ -109,7 +113,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         pool = await create_pool(settings.database_url, settings.db_pool_min, settings.db_pool_max)
         try:
             js = nc.jetstream()
-            await bus.ensure_streams(js)
+            await bus.ensure_streams(js, settings.stream_max_bytes)
             pending = PendingAnswers()
             instance = settings.gateway_instance or uuid.uuid4().hex
             reply_subject = subjects.reply_subject(instance)
@@ -139,16 +143,26 @@ def create_app(settings: GatewaySettings) -> FastAPI:
                 pending=pending,
                 reply_subject=reply_subject,
                 uploads=uploads,
+                admission=Admission(settings.gateway_max_in_flight),
             )
-            republished = await republish_unanswered(
-                pool, publisher, settings.gateway_history_turns
+            reconciler = Reconciler(
+                pool,
+                publisher,
+                uploads,
+                history_turns=settings.gateway_history_turns,
+                grace_seconds=settings.gateway_reconcile_grace_seconds,
+                every_seconds=settings.gateway_reconcile_every_seconds,
+                retry_budget_seconds=settings.retry_budget_seconds,
             )
-            if republished:
-                log.info("republished unanswered questions", count=republished)
-            queued = await uploads.republish_unfinished()
-            if queued:
-                log.info("queued stored uploads not yet read", count=queued)
-            yield
+            # At start, everything a stopped gateway left saved and unpublished goes on.
+            await reconciler.round(grace_seconds=0)
+            stopping = asyncio.Event()
+            reconciling = asyncio.create_task(reconciler.run(stopping), name="reconciler")
+            try:
+                yield
+            finally:
+                stopping.set()
+                await reconciling
         finally:
             with contextlib.suppress(Exception):
                 await nc.drain()
@@ -192,8 +206,11 @@ def create_app(settings: GatewaySettings) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
-        return error_response(error.status_code, code, str(error.detail))
+        code = HTTP_ERROR_CODES.get(error.status_code, "http_error")
+        response = error_response(error.status_code, code, str(error.detail))
+        # The framework's own headers: Allow on a 405 names the methods the route takes.
+        response.headers.update(error.headers or {})
+        return response
 
     @app.exception_handler(Exception)
     async def on_unexpected(_: Request, error: Exception) -> JSONResponse:
@@ -201,6 +218,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         return error_response(500, "internal_error", "finq hit an unexpected error; see its logs")
 
     register_routes(app)
+    keys_required = settings.auth == "required"
+    app.openapi = lambda: finq_openapi(app, keys_required=keys_required)  # type: ignore[method-assign]
     return app
 
 
@@ -242,34 +261,54 @@ async def get_caller(request: Request, deps: Deps) -> str:
 
 
 Caller = Annotated[str, Depends(get_caller)]
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody} for status in (401, 404, 413, 422, 429, 502, 503, 504)
-}
+# The framework's refusals (an unknown path or method, a body it could not parse), named.
+HTTP_ERROR_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
+# An id in a path: at most as long as any id finq makes or takes, on one line.
+PathId = Annotated[str, Path(min_length=1, max_length=100, pattern=LINE_PATTERN)]
+# The fields upload_document reads (its parameters): each may come once.
+UPLOAD_FIELDS = ("file", "symbol", "form", "fiscal_year", "fiscal_quarter", "title")
+UPLOAD_DESCRIPTION = (
+    "PDF, EDGAR HTML, DOCX, TXT or MD, at most FINQ_DOCUMENT_UPLOAD_MAX_BYTES: its type is the "
+    "part's Content-Type when that is a type finq reads, else its name's suffix; the name is "
+    "the file's own (no folders, no control characters, at most 255 characters)"
+)
 
 
 def register_routes(app: FastAPI) -> None:
-    @app.post("/v1/ask", response_model=AskResponse, responses=ERROR_RESPONSES)
+    @app.post(
+        "/v1/ask",
+        response_model=AskResponse,
+        responses=error_responses(400, 401, 404, 413, 422, 429, 502, 503, 504),
+    )
     async def ask(body: AskRequest, deps: Deps, caller: Caller, request: Request) -> Response:
+        if problem := question_problem(body.question):
+            raise ApiError(422, *problem)
         question = body.question.strip()
-        if not question:
-            raise ApiError(422, "empty_question", "the question is empty")
-        if len(question) > MAX_QUESTION_CHARS:
-            raise ApiError(
-                422,
-                "question_too_long",
-                f"the question has {len(question)} characters; the limit is {MAX_QUESTION_CHARS}",
-            )
         with tracer().start_as_current_span(
             "POST /v1/ask",
             context=extract_context(request.headers),
             kind=SpanKind.SERVER,
             attributes={"http.request.method": "POST", "http.route": "/v1/ask"},
         ):
-            answer = await ask_question(deps, question, body.conversation_id, caller)
+            if not deps.admission.try_enter():
+                raise ApiError(
+                    503,
+                    "overloaded",
+                    "finq is answering as many questions as it can; try again shortly",
+                    {"Retry-After": str(RETRY_AFTER_SECONDS)},
+                )
+            try:
+                answer = await ask_question(deps, question, body.conversation_id, caller)
+            finally:
+                deps.admission.leave()
         # Already validated field by field; serialize once instead of re-validating.
         return Response(answer.model_dump_json(), media_type="application/json")
 
-    @app.get("/v1/conversations", response_model=ConversationList, responses=ERROR_RESPONSES)
+    @app.get(
+        "/v1/conversations",
+        response_model=ConversationList,
+        responses=error_responses(401, 422, 429, 503),
+    )
     async def conversations(
         deps: Deps,
         caller: Caller,
@@ -282,9 +321,11 @@ def register_routes(app: FastAPI) -> None:
     @app.get(
         "/v1/conversations/{conversation_id}",
         response_model=ConversationDetail,
-        responses={status: {"model": ErrorBody} for status in (401, 404, 429)},
+        responses=error_responses(401, 404, 422, 429, 503),
     )
-    async def conversation(conversation_id: str, deps: Deps, caller: Caller) -> ConversationDetail:
+    async def conversation(
+        conversation_id: PathId, deps: Deps, caller: Caller
+    ) -> ConversationDetail:
         found = await read_conversation(acting_as(deps.pool, caller), conversation_id, caller)
         if found is None:
             raise ApiError(
@@ -295,9 +336,9 @@ def register_routes(app: FastAPI) -> None:
     @app.get(
         "/v1/requests/{request_id}",
         response_model=RequestLog,
-        responses={status: {"model": ErrorBody} for status in (401, 404, 429)},
+        responses=error_responses(401, 404, 422, 429, 503),
     )
-    async def request_log(request_id: str, deps: Deps, caller: Caller) -> RequestLog:
+    async def request_log(request_id: PathId, deps: Deps, caller: Caller) -> RequestLog:
         found = await read_request_log(acting_as(deps.pool, caller), request_id, caller)
         if found is None:
             raise ApiError(404, "request_not_found", f"no logged request {request_id!r} of yours")
@@ -306,21 +347,35 @@ def register_routes(app: FastAPI) -> None:
     @app.post(
         "/v1/documents",
         status_code=202,
-        responses={status: {"model": ErrorBody} for status in (200, 401, 413, 415, 422, 429, 503)},
+        response_model=DocumentJob,
+        responses={
+            200: {"model": DocumentJob, "description": "The same file is held already"},
+            **error_responses(400, 401, 413, 415, 422, 429, 503),
+        },
     )
     async def upload_document(
         deps: Deps,
         caller: Caller,
         request: Request,
-        file: Annotated[UploadFile, File(description="PDF, EDGAR HTML, DOCX, TXT or MD")],
+        file: Annotated[UploadFile, File(description=UPLOAD_DESCRIPTION)],
         symbol: Annotated[str | None, Form(pattern=r"^[A-Za-z][A-Za-z.\-]{0,9}$")] = None,
-        form: Annotated[str | None, Form(max_length=20)] = None,
+        form: Annotated[str | None, Form(max_length=20, pattern=LINE_PATTERN)] = None,
         fiscal_year: Annotated[int | None, Form(ge=1900, le=2100)] = None,
         fiscal_quarter: Annotated[int | None, Form(ge=1, le=4)] = None,
-        title: Annotated[str | None, Form(max_length=300)] = None,
+        title: Annotated[str | None, Form(max_length=300, pattern=LINE_PATTERN)] = None,
     ) -> JSONResponse:
         """Upload a document to search. Returns its job (202, or 200 when the same file is
         already held); GET /v1/documents/{id} reports progress."""
+        # Each field read here once, the file included: a second part of the same name
+        # would otherwise replace the first unseen (other fields are ignored, as the schema
+        # allows). The form is parsed already; this reads it from memory.
+        parts = await request.form()
+        if repeated := [name for name in UPLOAD_FIELDS if len(parts.getlist(name)) > 1]:
+            raise ApiError(
+                422, "repeated_field", f"send each field once; sent more than once: {repeated}"
+            )
+        if problem := file_name_problem(file.filename or ""):
+            raise ApiError(422, "invalid_file_name", problem)
         limit = deps.settings.document_upload_max_bytes
         declared = request.headers.get("content-length", "")
         # Multipart framing adds a little; anything far past the limit is refused unread.
@@ -353,9 +408,10 @@ def register_routes(app: FastAPI) -> None:
 
     @app.get(
         "/v1/documents/{document_id}",
-        responses={status: {"model": ErrorBody} for status in (401, 404, 429)},
+        response_model=DocumentJob,
+        responses=error_responses(401, 404, 422, 429, 503),
     )
-    async def document(document_id: str, deps: Deps, caller: Caller) -> JSONResponse:
+    async def document(document_id: PathId, deps: Deps, caller: Caller) -> JSONResponse:
         """A document and its ingest job: status (pending, parsing, embedding, ready,
         failed), progress from 0 to 1, error, pages, tables and chunks."""
         found = await read_document(acting_as(deps.pool, caller), document_id, caller)
@@ -367,7 +423,10 @@ def register_routes(app: FastAPI) -> None:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", responses={503: {"model": ErrorBody}})
+    @app.get(
+        "/readyz",
+        responses={503: {"model": ErrorBody, "description": "A dependency is not ready"}},
+    )
     async def readyz(deps: Deps) -> JSONResponse:
         problems: list[str] = []
         if not deps.nc.is_connected:
@@ -389,28 +448,18 @@ def register_routes(app: FastAPI) -> None:
         )
 
 
-async def republish_unanswered(pool: asyncpg.Pool, publisher: bus.Publisher, turns: int = 0) -> int:
-    """Publish again every question still in its deadline with no answer row.
-
-    The same Nats-Msg-Id is used, so a question the stream already holds is
-    dropped as a duplicate; one lost before it reached the stream (a crash
-    between the insert and the publish) goes on now.
-    """
-    rows = await pool.fetch(UNANSWERED_SQL)
-    for row in rows:
-        history = await load_history(
-            acting_as(pool, row["user_id"]), row["conversation_id"], row["request_id"], turns
+async def withdraw_question(
+    deps: GatewayDeps, request_id: str, conversation_id: str, started_it: bool, user_id: str
+) -> None:
+    """Take back a question that was saved but could not be queued. If the database is away
+    too, it stays saved, and the reconciler publishes it once the bus is back (its answer is
+    then in GET /v1/requests/{request_id})."""
+    try:
+        await acting_as(deps.pool, user_id).execute(
+            WITHDRAW_QUESTION_SQL, request_id, conversation_id, started_it
         )
-        envelope = Envelope[QuestionAsked](
-            request_id=row["request_id"],
-            conversation_id=row["conversation_id"],
-            user_id=row["user_id"],
-            deadline=row["deadline"],
-            created_at=row["created_at"],
-            payload=QuestionAsked(question=row["question"], history=history),
-        )
-        await publisher.publish(subjects.QUESTION_ASKED, envelope)
-    return len(rows)
+    except Exception as error:
+        log.warning("could not take back an unqueued question", error=repr(error))
 
 
 async def ask_question(
@@ -456,6 +505,18 @@ async def ask_question(
     waiting = deps.pending.expect(request_id)
     try:
         await deps.publisher.publish(subjects.QUESTION_ASKED, envelope)
+    except Exception as error:
+        deps.pending.forget(request_id)
+        if not is_transient(error):
+            raise
+        await withdraw_question(deps, request_id, conversation_id, new_conversation, user_id)
+        raise ApiError(
+            503,
+            "unavailable",
+            "the question could not be queued (finq's message bus is away); try again",
+            {"Retry-After": str(RETRY_AFTER_SECONDS)},
+        ) from None
+    try:
         reply = await asyncio.wait_for(waiting, timeout=deps.settings.gateway_deadline_seconds)
     except TimeoutError:
         # The reply may have been missed (a reconnect); the answer row is the durable copy.

@@ -128,3 +128,22 @@ class RateLimiter:
     @staticmethod
     def retry_after(seconds: float) -> str:
         return str(max(1, math.ceil(seconds)))
+
+
+@dataclass
+class Admission:
+    """How many questions one gateway works on at once. Past it a question is refused at
+    once (503 with Retry-After) instead of queueing without limit: memory stays bounded and
+    the questions admitted keep their latency when finq is offered more than it can serve."""
+
+    limit: int
+    in_flight: int = 0
+
+    def try_enter(self) -> bool:
+        if self.in_flight >= self.limit:
+            return False
+        self.in_flight += 1
+        return True
+
+    def leave(self) -> None:
+        self.in_flight -= 1

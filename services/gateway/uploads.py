@@ -58,19 +58,26 @@ class UploadRejected(Exception):
 
 
 def check_type(filename: str, content_type: str | None) -> str:
-    """The upload's suffix if its name and type are ones finq reads; else a 415."""
+    """The upload's suffix, which names its document type, or a 415. The part's declared
+    Content-Type decides when it is a type finq reads (a client that names the type knows
+    it; the name is only a name); the name's suffix decides when the type is unknown
+    (none, or application/octet-stream). A declared type finq does not read is a 415."""
     suffix = Path(filename).suffix.lower()
-    allowed = ", ".join(sorted(ALLOWED_TYPES))
-    if suffix not in ALLOWED_TYPES:
-        raise UploadRejected(
-            415, "unsupported_media_type", f"{filename!r} is not a type finq reads ({allowed})"
-        )
     declared = (content_type or "").split(";")[0].strip().lower()
-    if declared not in _UNKNOWN_TYPES and declared not in ALLOWED_TYPES[suffix]:
+    by_type = next((s for s, types in ALLOWED_TYPES.items() if declared in types), None)
+    if by_type is not None:
+        # The name's own suffix when it agrees (.md sent as text/plain stays markdown).
+        return suffix if declared in ALLOWED_TYPES.get(suffix, ()) else by_type
+    allowed = ", ".join(sorted(ALLOWED_TYPES))
+    if declared not in _UNKNOWN_TYPES:
         raise UploadRejected(
             415,
             "unsupported_media_type",
-            f"{filename!r} was sent as {declared}, which is not a {suffix} file",
+            f"{filename!r} was sent as {declared}, which is not a type finq reads ({allowed})",
+        )
+    if suffix not in ALLOWED_TYPES:
+        raise UploadRejected(
+            415, "unsupported_media_type", f"{filename!r} is not a type finq reads ({allowed})"
         )
     return suffix
 
@@ -110,7 +117,7 @@ FROM documents WHERE id = $1 AND (user_id = $2 OR user_id IS NULL)
 
 # Every user's stored uploads not yet read: a SECURITY DEFINER function (shared/migrations),
 # since the gateway's role sees only the rows of the user a transaction acts for.
-UNFINISHED_SQL = "SELECT * FROM finq_unfinished_uploads($1)"
+UNFINISHED_SQL = "SELECT * FROM finq_unfinished_uploads($1, $2)"
 
 # How long an upload's message stays worth working on: reading a large PDF and embedding
 # it takes minutes, and a redelivered message must not be dropped as expired.
@@ -140,10 +147,10 @@ class Uploads:
         )
         await self.publisher.publish(subjects.DOCUMENT_UPLOADED, envelope)
 
-    async def republish_unfinished(self) -> int:
-        """Publish again every stored upload not yet read (a crash between the commit and
-        the publish loses none)."""
-        rows = await self.pool.fetch(UNFINISHED_SQL, UPLOADS_COLLECTION)
+    async def republish_unfinished(self, idle_for: timedelta = timedelta(0)) -> int:
+        """Publish again every stored upload not yet read and untouched for `idle_for` (a
+        crash between the commit and the publish loses none)."""
+        rows = await self.pool.fetch(UNFINISHED_SQL, UPLOADS_COLLECTION, utc_now() - idle_for)
         for row in rows:
             metadata = json.loads(row["metadata"]) if row["metadata"] else {}
             overrides = (metadata.get("upload") or {}).get("overrides") or {}
@@ -190,6 +197,9 @@ async def accept_upload(
     past it) into a temporary file, so a large upload never sits whole in memory while it
     arrives; its bytes go to the database in one statement."""
     suffix = check_type(file_name, content_type)
+    # The ingest stage knows the stored file's type by its name's suffix: a name without
+    # the type's suffix is stored with it added (the user's name stays the document's).
+    stored_name = file_name if Path(file_name).suffix.lower() == suffix else file_name + suffix
     if uploads.spool_dir is not None:
         uploads.spool_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=uploads.spool_dir) as spool:
@@ -230,7 +240,7 @@ async def accept_upload(
             run = await conn.fetchval(REQUEUE_SQL, row["id"], json.dumps(metadata))
         if run is not None:
             await conn.execute(
-                INSERT_FILE_SQL, row["id"], user_id, file_name, content_type, size, content
+                INSERT_FILE_SQL, row["id"], user_id, stored_name, content_type, size, content
             )
     stored_id = str(row["id"])
     if run is not None:

@@ -1,0 +1,198 @@
+"""The gateway's OpenAPI schema: FastAPI's, with what the server enforces that FastAPI does
+not write by itself, so a client (and schemathesis, tests/test_openapi_schemathesis.py)
+can rely on the schema alone:
+
+- every error a route answers, as the JSON error body, with the headers that come with it
+  (`error_responses`, used in each route's decorator);
+- the media types an upload may be sent as, that it is not empty, and form fields that are
+  present, absent or empty (which is absent, as in an HTML form), never JSON's null (a
+  multipart field cannot carry one);
+- the Bearer key, required or optional as FINQ_AUTH says;
+- links from what a request creates to the routes that read it, for stateful testing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from services.gateway.uploads import ALLOWED_TYPES
+from shared.contracts import ErrorBody
+
+DESCRIPTIONS = {
+    400: "The body could not be read (broken multipart or JSON framing)",
+    401: "No valid API key: missing when keys are required, unknown or revoked",
+    404: "Not found among the caller's own rows",
+    413: "The body is over its size limit",
+    415: "Not a file type finq reads, or sent as a type its name contradicts",
+    422: "A parameter or the body breaks the schema's constraints",
+    429: "Over the caller's request rate; Retry-After says when to try again",
+    502: "A pipeline stage failed on the question",
+    503: "A dependency (database, message bus, a stage) is not available just now",
+    504: "No answer before the deadline",
+}
+_SECONDS: dict[str, Any] = {"type": "string", "pattern": "^[0-9]+$"}
+HEADERS: dict[int, dict[str, dict[str, Any]]] = {
+    401: {
+        "WWW-Authenticate": {
+            "description": "The scheme to authenticate with",
+            "required": True,
+            "schema": {"type": "string"},
+        }
+    },
+    429: {
+        "Retry-After": {
+            "description": "Seconds to wait before the next request",
+            "required": True,
+            "schema": _SECONDS,
+        }
+    },
+    503: {
+        "Retry-After": {
+            "description": "Seconds to wait before sending the request again",
+            "required": False,
+            "schema": _SECONDS,
+        }
+    },
+}
+BEARER = "bearer"
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The JSON error body a route answers with for each of `statuses`."""
+    responses: dict[int | str, dict[str, Any]] = {}
+    for status in statuses:
+        response: dict[str, Any] = {"model": ErrorBody, "description": DESCRIPTIONS[status]}
+        if status in HEADERS:
+            response["headers"] = HEADERS[status]
+        responses[status] = response
+    return responses
+
+
+# (method, path, status) of a response → links: name → (method, path, parameters).
+LINKS: dict[tuple[str, str, str], dict[str, tuple[str, str, dict[str, str]]]] = {
+    ("post", "/v1/ask", "200"): {
+        "ConversationOfTheAnswer": (
+            "get",
+            "/v1/conversations/{conversation_id}",
+            {"conversation_id": "$response.body#/conversation_id"},
+        ),
+        "LogOfTheRequest": (
+            "get",
+            "/v1/requests/{request_id}",
+            {"request_id": "$response.body#/request_id"},
+        ),
+    },
+    **{
+        ("post", "/v1/documents", status): {
+            "JobOfTheUpload": (
+                "get",
+                "/v1/documents/{document_id}",
+                {"document_id": "$response.body#/id"},
+            )
+        }
+        for status in ("200", "202")
+    },
+}
+
+
+def finq_openapi(app: FastAPI, *, keys_required: bool) -> dict[str, Any]:
+    """The schema, built once and cached on the app as FastAPI does."""
+    if app.openapi_schema is not None:
+        return app.openapi_schema
+    schema = get_openapi(
+        title=app.title,
+        version=app.version,
+        summary=app.summary,
+        description=app.description,
+        routes=app.routes,
+    )
+    _state_security(schema, keys_required)
+    _state_uploads(schema)
+    _add_links(schema)
+    app.openapi_schema = schema
+    return schema
+
+
+def _operations(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (method, path, operation)
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+    ]
+
+
+def _state_security(schema: dict[str, Any], keys_required: bool) -> None:
+    """Every route that acts for a user takes `Authorization: Bearer <key>`: required when
+    FINQ_AUTH=required, optional (the local user) when it is `local`."""
+    components = schema.setdefault("components", {})
+    components.setdefault("securitySchemes", {})[BEARER] = {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key made by `finq users add NAME`",
+    }
+    requirement: list[dict[str, list[str]]] = [{BEARER: []}]
+    if not keys_required:
+        requirement.append({})  # no key at all: the local user
+    for _, _, operation in _operations(schema):
+        if "401" in operation["responses"]:
+            operation["security"] = requirement
+
+
+def _state_uploads(schema: dict[str, Any]) -> None:
+    """A multipart form's optional fields are present, absent or empty (FastAPI reads an
+    empty field as an absent one), never null; its file part holds a byte at least, of any
+    media type finq reads. (Its size limit is in its description and the 413, not a
+    maxLength: the length of a binary part is not JSON Schema's count of characters.)"""
+    media_types = sorted({t for types in ALLOWED_TYPES.values() for t in types})
+    for _, _, operation in _operations(schema):
+        content = operation.get("requestBody", {}).get("content", {})
+        form = content.get("multipart/form-data")
+        if form is None:
+            continue
+        body = _resolve(schema, form["schema"])
+        required = set(body.get("required", []))
+        for name, field in body.get("properties", {}).items():
+            branches = [b for b in field.get("anyOf", []) if b.get("type") != "null"]
+            if len(branches) == 1 and len(field["anyOf"]) == 2:
+                del field["anyOf"]
+                field.update(branches[0])
+            if field.get("contentMediaType") or field.get("format") == "binary":
+                # format: binary as well, so a generator knows the part is bytes.
+                field.update(format="binary", minLength=1)
+                form.setdefault("encoding", {})[name] = {"contentType": ", ".join(media_types)}
+            elif name not in required and not _takes_empty(field):
+                value = {k: field.pop(k) for k in list(field) if k not in ("title", "description")}
+                field["anyOf"] = [value, {"type": "string", "maxLength": 0}]
+
+
+def _takes_empty(field: dict[str, Any]) -> bool:
+    """Whether an empty string is valid for `field` as it stands."""
+    if field.get("type") != "string" or field.get("minLength", 0) > 0:
+        return False
+    return "pattern" not in field or re.search(field["pattern"], "") is not None
+
+
+def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    reference = node.get("$ref")
+    if reference is None:
+        return node
+    found: dict[str, Any] = schema
+    for part in reference.removeprefix("#/").split("/"):
+        found = found[part]
+    return found
+
+
+def _add_links(schema: dict[str, Any]) -> None:
+    for (method, path, status), links in LINKS.items():
+        response = schema["paths"][path][method]["responses"][status]
+        response["links"] = {
+            name: {
+                "operationId": schema["paths"][target_path][target_method]["operationId"],
+                "parameters": parameters,
+            }
+            for name, (target_method, target_path, parameters) in links.items()
+        }
