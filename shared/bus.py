@@ -82,6 +82,7 @@ async def connect(
     user: str | None = None,
     password: SecretStr | None = None,
     error_cb: Callable[[Exception], Awaitable[None]] = report_nats_error,
+    reconnected_cb: Callable[[], Awaitable[None]] | None = None,
 ) -> NatsClient:
     """Connect as `user` (a stage's NATS user or the operator; none: no credentials).
 
@@ -114,6 +115,7 @@ async def connect(
             # Publishes made while reconnecting are buffered instead of failing.
             pending_size=64 * 1024 * 1024,
             error_cb=on_error,
+            **({"reconnected_cb": reconnected_cb} if reconnected_cb is not None else {}),
             **credentials,  # type: ignore[arg-type]
         )
     )
@@ -351,6 +353,13 @@ class StageConsumer:
     def envelope_type(self) -> type[Envelope[Any]]:
         assert self.payload_type is not None
         return Envelope[self.payload_type]  # type: ignore[name-defined]
+
+    def reconnected(self) -> None:
+        """The broker forgot our pull requests when the connection dropped: ask again now
+        rather than at the watchdog's next look."""
+        self._pending = 0
+        self._last_seen = time.monotonic()
+        self._wake.set()
 
     def stop(self) -> None:
         """Stop asking for work; what is in flight finishes (graceful drain)."""

@@ -75,8 +75,20 @@ async def serve_stage(
     `poison_reporter` (by default: the waiting gateway is told the request failed)."""
     log = configure_logging(stage.value, settings.log_level)
     provider = setup_telemetry(f"finq-{stage.value}")
+    # Told of a reconnect once the consumer exists (it asks the broker for work again).
+    on_reconnect: list[Callable[[], None]] = []
+
+    async def reconnected() -> None:
+        log.info("reconnected to NATS")
+        for listener in on_reconnect:
+            listener()
+
     nc = await bus.connect(
-        settings.nats_url, f"finq-{stage.value}", settings.nats_user, settings.nats_password
+        settings.nats_url,
+        f"finq-{stage.value}",
+        settings.nats_user,
+        settings.nats_password,
+        reconnected_cb=reconnected,
     )
     pool: asyncpg.Pool | None = None
     cleanup = contextlib.AsyncExitStack()
@@ -103,6 +115,7 @@ async def serve_stage(
             ),
             payload_type=payload_type,
         )
+        on_reconnect.append(consumer.reconnected)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, consumer.stop)

@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from services.control.cli import process_state
-from services.control.servers import NatsServer, PostgresServer, free_port
+from services.control.servers import NatsServer, PostgresServer, ServerError, free_port
 from services.control.supervisor import ServerWatch
 from shared import bus, subjects
 from shared.nats_permissions import OPERATOR
@@ -114,6 +114,23 @@ async def test_a_killed_postgres_is_started_again_on_its_data_with_a_query_still
             await conn.close()
         with pytest.raises(asyncpg.PostgresConnectionError):
             await looping
+    finally:
+        server.stop()
+
+
+async def test_a_postgres_still_running_on_its_data_folder_is_never_taken_for_leftovers(
+    tmp_path: Path,
+) -> None:
+    server = PostgresServer(tmp_path / "postgres", free_port())
+    server.start()
+    try:
+        other = PostgresServer(server.data_dir, free_port())
+        with pytest.raises(ServerError, match="already running"):
+            other.start()
+        assert server.running()
+        conn = await asyncpg.connect(server.dsn_for("postgres"))
+        assert await conn.fetchval("SELECT 1") == 1
+        await conn.close()
     finally:
         server.stop()
 
