@@ -84,7 +84,9 @@ async def connect(
     error_cb: Callable[[Exception], Awaitable[None]] = report_nats_error,
     reconnected_cb: Callable[[], Awaitable[None]] | None = None,
 ) -> NatsClient:
-    """Connect as `user` (a stage's NATS user or the operator; none: no credentials).
+    """Connect as `user` (a stage's NATS user or the operator; none: no credentials) to
+    `url`: one server, or the comma-separated URLs of a cluster's nodes (the client moves
+    to another node when its own dies).
 
     An unreachable server is retried until it answers (it may start after us), but refused
     credentials raise NatsRefused at once, so a misconfigured process exits with the reason
@@ -105,10 +107,11 @@ async def connect(
             refused.set()
         await error_cb(error)
 
+    servers = server_urls(url)
     client = NatsClient()
     connecting = asyncio.ensure_future(
         client.connect(
-            url,
+            servers if len(servers) > 1 else url,
             name=name,
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.5,
@@ -134,8 +137,17 @@ async def connect(
     return client
 
 
-async def ensure_streams(js: JetStreamContext, max_bytes: int = STAGE_STREAM_MAX_BYTES) -> None:
-    """Create (or bring up to date) the stage streams and the dead-letter stream.
+def server_urls(url: str) -> list[str]:
+    """The servers a FINQ_NATS_URL names: one URL, or several separated by commas."""
+    return [part.strip() for part in url.split(",") if part.strip()]
+
+
+async def ensure_streams(
+    js: JetStreamContext, max_bytes: int = STAGE_STREAM_MAX_BYTES, replicas: int = 1
+) -> None:
+    """Create (or bring up to date) the stage streams and the dead-letter stream, each kept
+    on `replicas` nodes of a NATS cluster (FINQ_STREAM_REPLICAS; 1 on a single broker).
+    The consumers inherit the replication of their stream.
 
     Each stage stream holds at most `max_bytes` and, when full, drops its oldest messages
     (discard "old"): with limits retention a stream is mostly messages acked long ago, and
@@ -155,6 +167,7 @@ async def ensure_streams(js: JetStreamContext, max_bytes: int = STAGE_STREAM_MAX
             discard=DiscardPolicy.OLD,
             storage=StorageType.FILE,
             duplicate_window=DUPLICATE_WINDOW_SECONDS,
+            num_replicas=replicas,
         )
         for subject, stream in subjects.STAGE_STREAMS.items()
     ]
@@ -167,6 +180,7 @@ async def ensure_streams(js: JetStreamContext, max_bytes: int = STAGE_STREAM_MAX
             max_age=DEAD_LETTER_MAX_AGE_SECONDS,
             max_bytes=DEAD_LETTER_MAX_BYTES,
             discard=DiscardPolicy.OLD,
+            num_replicas=replicas,
         )
     )
     for config in configs:
@@ -223,15 +237,36 @@ class Publisher:
     nc: NatsClient
     js: JetStreamContext
     stage: subjects.Stage
+    # How long a publish the broker could not take just now (no stream leader while a
+    # cluster elects one, a connection lost on the way) is tried again before its error is
+    # raised (FinqSettings.publish_patience_seconds); 0: raised at once.
+    retry_seconds: float = 0.0
 
     async def publish(self, subject: str, envelope: Envelope[Any]) -> None:
         body = encode(envelope)
         msg_id = subjects.message_id(
-            envelope.request_id, self.stage, envelope.attempt, envelope.generation
+            envelope.request_id, self.stage, envelope.attempt, envelope.fresh_start
         )
         with send_span(subject, msg_id, len(body)):
             headers = inject_headers({MSG_ID_HEADER: msg_id})
-            await self.js.publish(subject, body, headers=headers)
+            await self._publish_patiently(subject, body, headers)
+
+    async def _publish_patiently(self, subject: str, body: bytes, headers: dict[str, str]) -> None:
+        """Every try carries the same Nats-Msg-Id: a publish the stream stored though its
+        acknowledgement was lost (the node died before replying) is dropped as a duplicate
+        when tried again, so patience never publishes twice."""
+        deadline = time.monotonic() + self.retry_seconds
+        delay = 0.1
+        while True:
+            try:
+                await self.js.publish(subject, body, headers=headers)
+                return
+            except Exception as error:
+                if not is_transient(error) or time.monotonic() + delay > deadline:
+                    raise
+                log.warning("publish tried again", subject=subject, error=repr(error))
+            await asyncio.sleep(delay)
+            delay = min(1.0, delay * 2)
 
     async def reply(self, envelope: Envelope[Any]) -> None:
         """Send the final word for a request to the gateway instance that waits for it."""
@@ -433,17 +468,11 @@ class StageConsumer:
     async def _watchdog(self) -> None:
         """Renew lost pull requests and keep long-running messages alive."""
         interval = min(self.options.idle_heartbeat_seconds, self.options.ack_wait_seconds / 3)
-        reconnects = self.nc.stats["reconnects"]
         while not self._stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=interval)
             now = time.monotonic()
-            # A reconnect means a restarted broker forgot our pull requests: ask again now
-            # rather than after three missed heartbeats (the fault suite measured 12-14 s
-            # of a stage pulling nothing after nats-server came back).
-            reconnected = self.nc.stats["reconnects"] != reconnects
-            reconnects = self.nc.stats["reconnects"]
-            if reconnected or now - self._last_seen > 3 * self.options.idle_heartbeat_seconds:
+            if now - self._last_seen > 3 * self.options.idle_heartbeat_seconds:
                 # Neither messages nor heartbeats: the broker lost our requests
                 # (a restart or reconnect). Ask again.
                 self._pending = 0

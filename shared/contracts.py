@@ -543,7 +543,7 @@ class Envelope(BaseModel, Generic[PayloadT]):
     # How many times the reconciler has started this request afresh (a stream may have
     # dropped its messages unread): part of every message id (shared/subjects.py), so a
     # fresh start is not taken for a duplicate of what the stream dropped.
-    generation: int = Field(default=0, ge=0)
+    fresh_start: int = Field(default=0, ge=0)
     payload: PayloadT
 
     def expired(self, now: datetime | None = None) -> bool:
@@ -561,7 +561,7 @@ class Envelope(BaseModel, Generic[PayloadT]):
             reply_to=self.reply_to,
             timings_ms=dict(self.timings_ms),
             model_calls=self.model_calls,
-            generation=self.generation,
+            fresh_start=self.fresh_start,
             payload=payload,
         )
 

@@ -94,12 +94,12 @@ async def serve_stage(
     cleanup = contextlib.AsyncExitStack()
     try:
         js = nc.jetstream()
-        await bus.ensure_streams(js, settings.stream_max_bytes)
+        await bus.ensure_streams(js, settings.stream_max_bytes, settings.stream_replicas)
         if needs_database:
             pool = await create_pool(
                 settings.database_url, settings.db_pool_min, settings.db_pool_max
             )
-        publisher = bus.Publisher(nc, js, stage)
+        publisher = bus.Publisher(nc, js, stage, settings.publish_patience_seconds)
         clients = StageClients(nc, js, publisher, pool, settings, cleanup)
         consumer = bus.StageConsumer(
             nc=nc,

@@ -20,6 +20,7 @@ DEFAULT_NATS_PORT = 42229
 class FinqSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
+    # One nats-server, or a cluster's nodes separated by commas (nats://a:4222,nats://b:4222).
     nats_url: str = f"nats://127.0.0.1:{DEFAULT_NATS_PORT}"
     # The NATS user this process connects as (its stage's, or `operator`; see
     # shared/nats_permissions.py) and its password; unset connects without credentials.
@@ -39,6 +40,20 @@ class FinqSettings(BaseSettings):
     # What each stage stream may hold on disk; full, it drops its oldest messages (see
     # shared/bus.py ensure_streams).
     stream_max_bytes: int = Field(default=1024**3, ge=1024 * 1024)
+    # On how many nodes of a NATS cluster every stream keeps its messages: 3 on a
+    # three-node cluster (any one node may die and nothing is lost), 1 on a single broker.
+    stream_replicas: int = Field(default=1, ge=1, le=5)
+    # How long a publish is tried again while its stream cannot take it: a cluster's stream
+    # without a leader for some seconds after a node died, a connection lost on the way.
+    # Unset: 20 s with FINQ_STREAM_REPLICAS above 1 (an election is routine there), else 0
+    # (a single broker that is away is a 503 at the gateway at once).
+    publish_retry_seconds: float | None = Field(default=None, ge=0, le=300)
+
+    @property
+    def publish_patience_seconds(self) -> float:
+        if self.publish_retry_seconds is not None:
+            return self.publish_retry_seconds
+        return 20.0 if self.stream_replicas > 1 else 0.0
 
 
 class StageSettings(FinqSettings):

@@ -166,9 +166,9 @@ def ack_subjects(stage: Stage) -> str:
     return everything_under(f"{JS_ACK_PREFIX}.{input_stream(stage)}.{durable_name(stage)}")
 
 
-def message_id(request_id: str, stage: Stage, attempt: int, generation: int = 0) -> str:
+def message_id(request_id: str, stage: Stage, attempt: int, fresh_start: int = 0) -> str:
     """The Nats-Msg-Id that makes a redelivered stage's output a duplicate, not a second message.
-    A request the reconciler started afresh (generation > 0) gets ids of its own: a stream
+    A request the reconciler started afresh (fresh_start > 0) gets ids of its own: a stream
     remembers an id for its duplicate window even after it dropped the message unread."""
     base = f"{request_id}:{stage.value}:{attempt}"
-    return f"{base}:g{generation}" if generation else base
+    return f"{base}:f{fresh_start}" if fresh_start else base

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from services.control.cli import prepare_database, wait_until_ready
-from services.control.servers import NatsServer, PostgresServer, free_port
+from services.control.servers import NatsCluster, NatsServer, PostgresServer, free_port
 from services.control.supervisor import Supervisor
 from shared.embeddings import MiniLMEmbedder
 from shared.subjects import Stage
@@ -136,6 +136,13 @@ async def own_database(servers: Servers, name: str) -> AsyncIterator[str]:
         await admin.close()
 
 
+@dataclass
+class OwnFinq:
+    client: httpx.AsyncClient
+    supervisor: Supervisor
+    nats: NatsServer | NatsCluster
+
+
 @asynccontextmanager
 async def own_pipeline(
     servers: Servers,
@@ -143,11 +150,29 @@ async def own_pipeline(
     name: str,
     env: dict[str, str] | None = None,
     load_glossary: bool = False,
+    nats: NatsServer | NatsCluster | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The five services on a NATS of their own and a database of their own (the bundled
     dataset loaded), for tests whose data or settings must not reach the shared pipeline."""
-    nats = NatsServer(tmp_path / "nats", free_port())
-    nats.start()
+    async with own_finq(servers, tmp_path, name, env, load_glossary, nats) as finq:
+        yield finq.client
+
+
+@asynccontextmanager
+async def own_finq(
+    servers: Servers,
+    tmp_path: Path,
+    name: str,
+    env: dict[str, str] | None = None,
+    load_glossary: bool = False,
+    nats: NatsServer | NatsCluster | None = None,
+) -> AsyncIterator[OwnFinq]:
+    """own_pipeline, with its supervisor and broker too. `nats`: a broker (or cluster) the
+    caller started and stops; none: a nats-server of the pipeline's own."""
+    own_nats = nats is None
+    if nats is None:
+        nats = NatsServer(tmp_path / "nats", free_port())
+        nats.start()
     try:
         async with own_database(servers, name) as dsn:
             await prepare_database(dsn, load_glossary=load_glossary)
@@ -171,11 +196,12 @@ async def own_pipeline(
                 url = f"http://127.0.0.1:{port}"
                 await asyncio.to_thread(wait_until_ready, url, supervisor, 60)
                 async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-                    yield client
+                    yield OwnFinq(client, supervisor, nats)
             finally:
                 supervisor.stop()
     finally:
-        nats.stop()
+        if own_nats:
+            nats.stop()
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import pytest
 from services.gateway.conversations import (
     CONTINUE_CONVERSATION_SQL,
     START_CONVERSATION_SQL,
-    WITHDRAW_QUESTION_SQL,
     conversation_title,
     load_history,
 )
@@ -190,26 +189,3 @@ async def test_conversations_are_listed_newest_first_a_page_at_a_time(
     ]
     second = (await client.get("/v1/conversations", params={"limit": 1, "offset": 1})).json()
     assert second["conversations"][0]["title"] == "Tesla revenue 2022"
-
-
-async def test_a_question_that_could_not_be_queued_is_taken_back_whole(database: str) -> None:
-    conn = await asyncpg.connect(database)
-    try:
-        await ask_and_answer(conn, "r1", "Apple revenue 2023", answered("$383.3B", "metric_lookup"))
-        await ask_and_answer(conn, "r2", "and in 2022?", None)
-        # A follow-up that was never queued: its turn and row go; the conversation stays.
-        await conn.execute(WITHDRAW_QUESTION_SQL, "r2", "c1", False)
-        assert await conn.fetchval("SELECT count(*) FROM questions WHERE request_id = 'r2'") == 0
-        assert await conn.fetchval("SELECT count(*) FROM messages WHERE request_id = 'r2'") == 0
-        assert (
-            await conn.fetchval("SELECT count(*) FROM messages WHERE conversation_id = 'c1'") == 2
-        )
-        # The first question of a conversation takes the conversation with it.
-        await conn.execute(
-            START_CONVERSATION_SQL, "r3", "c3", "local", "NVIDIA revenue", None, DEADLINE, "t"
-        )
-        await conn.execute(WITHDRAW_QUESTION_SQL, "r3", "c3", True)
-        assert await conn.fetchval("SELECT count(*) FROM conversations WHERE id = 'c3'") == 0
-        assert await conn.fetchval("SELECT count(*) FROM questions WHERE request_id = 'r3'") == 0
-    finally:
-        await conn.close()

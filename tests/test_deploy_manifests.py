@@ -58,6 +58,9 @@ DOCKERFILE = ROOT / "Dockerfile"
 NATS_CONF = ROOT / "deploy" / "nats.conf"
 K8S_DIR = ROOT / "deploy" / "k8s"
 K8S_CREDENTIALS_EXAMPLE = K8S_DIR / "finq-credentials.env.example"
+# Kubernetes runs NATS as a cluster of this many pods, routing to each other on this port.
+NATS_CLUSTER_SIZE = 3
+NATS_ROUTE_PORT = 6222
 
 STAGES = [stage.value for stage in Stage]
 SETTINGS_BY_PROCESS: dict[str, type[BaseSettings]] = {
@@ -182,8 +185,8 @@ def container_argv(container: dict[str, Any]) -> list[str]:
 
 def container_env(container: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, str]:
     """What the container sees: its ConfigMaps (envFrom) overlaid by its own env, with a
-    secretKeyRef shown as `secret.NAME.KEY` and `$(VAR)` expanded as the kubelet does (from
-    variables defined before it only)."""
+    secretKeyRef shown as `secret.NAME.KEY`, a fieldRef as `field.PATH` and `$(VAR)`
+    expanded as the kubelet does (from variables defined before it only)."""
     config_maps = objects(docs, "ConfigMap")
     env: dict[str, str] = {}
     for source in container.get("envFrom", []):
@@ -194,6 +197,9 @@ def container_env(container: dict[str, Any], docs: list[dict[str, Any]]) -> dict
     for item in container.get("env", []):
         if "valueFrom" in item:
             ref = item["valueFrom"]
+            if set(ref) == {"fieldRef"}:
+                env[item["name"]] = f"field.{ref['fieldRef']['fieldPath']}"
+                continue
             assert set(ref) == {"secretKeyRef"}, f"{item['name']}: {ref}"
             env[item["name"]] = f"secret.{ref['secretKeyRef']['name']}.{ref['secretKeyRef']['key']}"
             continue
@@ -657,6 +663,56 @@ def test_nats_server_accepts_the_config(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_kubernetes_runs_nats_as_a_cluster_that_keeps_every_stream_on_every_pod(k8s):
+    statefulset = objects(k8s, "StatefulSet")["nats"]
+    size = statefulset["spec"]["replicas"]
+    assert size == NATS_CLUSTER_SIZE
+    # Every finq process makes its streams with one replica per pod.
+    assert objects(k8s, "ConfigMap")["finq-config"]["data"]["FINQ_STREAM_REPLICAS"] == str(size)
+    # All pods start at once (a quorum must form before any is ready), and one at a time
+    # may be evicted.
+    assert statefulset["spec"]["podManagementPolicy"] == "Parallel"
+    budgets = objects(k8s, "PodDisruptionBudget")
+    assert budgets["nats"]["spec"]["maxUnavailable"] == 1
+    # The pods find each other through a headless Service that lists them before ready.
+    headless = objects(k8s, "Service")[statefulset["spec"]["serviceName"]]
+    assert headless["spec"]["clusterIP"] == "None"
+    assert headless["spec"]["publishNotReadyAddresses"] is True
+    assert [p["port"] for p in headless["spec"]["ports"]] == [NATS_ROUTE_PORT]
+    # The pod runs the cluster's config, which is nats.conf (the copy of deploy/nats.conf)
+    # plus the cluster block, and routes to every pod by its stable name.
+    container = main_container(statefulset)
+    argv = container_argv(container)
+    config_name = Path(argv[argv.index("-c") + 1]).name
+    files = objects(k8s, "ConfigMap")["nats-config"]["data"]
+    cluster_conf = files[config_name]
+    assert re.search(r"^include \.?/?nats\.conf$", cluster_conf, re.MULTILINE)
+    service = headless["metadata"]["name"]
+    routes = re.findall(r"nats://([a-z0-9.-]+):(\d+)", cluster_conf)
+    assert routes == [(f"nats-{i}.{service}", str(NATS_ROUTE_PORT)) for i in range(size)]
+    assert re.search(rf"^\s*port:\s*{NATS_ROUTE_PORT}$", cluster_conf, re.MULTILINE)
+    assert NATS_ROUTE_PORT in [p["containerPort"] for p in container["ports"]]
+    # Each server is named after its pod, so a restarted pod keeps its place.
+    assert re.search(r"^server_name:\s*\$POD_NAME$", cluster_conf, re.MULTILINE)
+    assert container_env(container, k8s)["POD_NAME"] == "field.metadata.name"
+
+
+def test_nats_server_accepts_the_kubernetes_cluster_config(tmp_path, k8s):
+    files = objects(k8s, "ConfigMap")["nats-config"]["data"]
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    passwords = {password_variable(user): f"p{secrets.token_urlsafe(32)}" for user in NATS_USERS}
+    result = subprocess.run(
+        [str(nats_server_path()), "-c", str(tmp_path / "nats-cluster.conf"), "-t"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={**os.environ, **passwords, "POD_NAME": "nats-0"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_nats_runs_with_jetstream_on_a_volume_and_the_version_the_tests_use(compose, k8s):
     store_dir = nats_settings(NATS_CONF.read_text())["store_dir"]
     minor = ".".join(UPSTREAM_VERSION.split(".")[:2])
@@ -795,11 +851,16 @@ def test_no_config_map_carries_a_credential(k8s):
 def test_nats_gets_every_password_its_config_reads_from_the_credentials(compose, k8s):
     referenced = set(re.findall(r"\$(FINQ_NATS_[A-Z]+_PASSWORD)\b", NATS_CONF.read_text()))
     assert referenced == {password_variable(user) for user in NATS_USERS}
-    for where, env in (
-        ("compose", compose_env(compose["services"]["nats"])),
-        ("k8s", container_env(main_container(objects(k8s, "StatefulSet")["nats"]), k8s)),
+    # In Kubernetes, also the pod's name, which nats-cluster.conf names the server after.
+    for where, env, more in (
+        ("compose", compose_env(compose["services"]["nats"]), set()),
+        (
+            "k8s",
+            container_env(main_container(objects(k8s, "StatefulSet")["nats"]), k8s),
+            {"POD_NAME"},
+        ),
     ):
-        assert set(env) == referenced, where
+        assert set(env) == referenced | more, where
         for user in NATS_USERS:
             assert credential_key(env[password_variable(user)]) == nats_password_key(user), where
 
@@ -1107,8 +1168,11 @@ def test_each_server_admits_exactly_the_finq_pods_that_connect_to_it(k8s):
     assert clients["postgres"] == (set(STAGES) - stages_without_database()) | {"finq-migrate"}
     assert clients["jaeger"] == {*STAGES, "finq-migrate"}
     ports = {"nats": 4222, "postgres": 5432, "jaeger": 4318}
+    # And the nats pods one another, on the cluster's route port.
+    peers = {"nats": {("nats", NATS_ROUTE_PORT)}}
     for server, names in clients.items():
-        assert allowed[server] == {(name, ports[server]) for name in names}, server
+        expected = {(name, ports[server]) for name in names} | peers.get(server, set())
+        assert allowed[server] == expected, server
     for name in (*STAGES, "finq-migrate"):
         if name != Stage.GATEWAY:
             assert not allowed[name], f"nothing connects to {name}"

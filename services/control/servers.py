@@ -16,6 +16,7 @@ import socket
 import stat
 import subprocess
 import time
+import urllib.request
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -296,11 +297,36 @@ class PostgresServer:
         self.process = None
 
 
+@dataclass(frozen=True)
+class ClusterMembership:
+    """What makes a nats-server one node of a JetStream cluster (NatsCluster): its own name,
+    the cluster's, the port it takes routes from the other nodes on, and every node's route
+    port (its own among them; nats-server skips a route to itself). The routes log in with
+    `route_password` (user `route`), so no local process joins the cluster unasked."""
+
+    server_name: str
+    cluster_name: str
+    route_port: int
+    route_ports: tuple[int, ...]
+    route_password: str = field(repr=False)
+
+
+# The user the cluster's nodes log in to each other's route port as.
+ROUTE_USER = "route"
+
+
 @dataclass
 class NatsServer:
     data_dir: Path
     port: int
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    # A node of a cluster (NatsCluster) rather than a broker of its own.
+    cluster: ClusterMembership | None = None
+    # Where the users' passwords are kept, when not beside the data: every node of a
+    # cluster reads the same file, so each authorizes the same users with the same passwords.
+    credentials_file: Path | None = None
+    # The monitoring port (/healthz), if any.
+    monitor_port: int | None = None
     # Its key in `finq up`'s state file and in what `finq status` prints.
     name: ClassVar[str] = "nats"
 
@@ -318,8 +344,15 @@ class NatsServer:
         return self.data_dir.parent / "nats.log"
 
     @property
+    def config_path(self) -> Path:
+        return self.data_dir.parent / "nats.conf"
+
+    @property
     def credentials_path(self) -> Path:
-        """Each NATS user's password, beside the data, readable by the operator only."""
+        """Each NATS user's password, beside the data (or in the cluster's shared file),
+        readable by the operator only."""
+        if self.credentials_file is not None:
+            return self.credentials_file
         return self.data_dir.parent / "nats-credentials.json"
 
     def passwords(self) -> dict[str, str]:
@@ -361,20 +394,46 @@ class NatsServer:
     def config_text(self) -> str:
         # sync_interval: always fsyncs every write: a broker crash loses no acked message.
         passwords = self.passwords()
+        monitor = f"http: 127.0.0.1:{self.monitor_port}\n" if self.monitor_port else ""
         return (
             f"host: 127.0.0.1\nport: {self.port}\n"
+            f"{monitor}"
             "max_payload: 8MB\n"
             "jetstream {\n"
             f'  store_dir: "{self.data_dir}"\n'
             "  sync_interval: always\n"
-            "}\n" + authorization_block(lambda user: json.dumps(passwords[user]))
+            "}\n"
+            + self._cluster_block()
+            + authorization_block(lambda user: json.dumps(passwords[user]))
+        )
+
+    def _cluster_block(self) -> str:
+        member = self.cluster
+        if member is None:
+            return ""
+        password = quote(member.route_password, safe="")
+        routes = "".join(
+            f'    "nats-route://{ROUTE_USER}:{password}@127.0.0.1:{port}"\n'
+            for port in member.route_ports
+        )
+        return (
+            f"server_name: {json.dumps(member.server_name)}\n"
+            "cluster {\n"
+            f"  name: {json.dumps(member.cluster_name)}\n"
+            f"  listen: 127.0.0.1:{member.route_port}\n"
+            "  authorization {\n"
+            f"    user: {json.dumps(ROUTE_USER)}\n"
+            f"    password: {json.dumps(member.route_password)}\n"
+            "  }\n"
+            f"  routes: [\n{routes}  ]\n"
+            "}\n"
         )
 
     def start(self, timeout: float = 30.0) -> None:
         if port_is_open(self.port):
             raise ServerError(f"port {self.port} is already taken; choose another port")
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        config = self.data_dir.parent / "nats.conf"
+        config = self.config_path
         # It holds the passwords: the operator's eyes only.
         write_private(config, self.config_text())
         with self.log_path.open("ab") as log_file:
@@ -393,6 +452,146 @@ class NatsServer:
     def stop(self, timeout: float = 10.0) -> None:
         stop_process(self.process, timeout)
         self.process = None
+
+
+@dataclass
+class NatsCluster:
+    """Several nats-servers on loopback as one JetStream cluster: each node its own data
+    folder, client, route and monitoring ports; all of them authorize the same users with
+    the same passwords (one credentials file). Clients connect to `url`, every node's URL
+    comma-separated (shared.bus.connect takes such a list), and move to another node when
+    theirs dies. Streams made with replicas 3 (FINQ_STREAM_REPLICAS) keep every message on
+    every node, so any one node may die: a node started again on its folder rejoins with its
+    data and catches up on what it missed."""
+
+    home: Path
+    size: int = 3
+    cluster_name: str = "finq"
+    nodes: list[NatsServer] = field(default_factory=list)
+    # Its key in a state file and in what `finq status` prints, as for one broker.
+    name: ClassVar[str] = "nats"
+
+    def __post_init__(self) -> None:
+        if self.nodes:
+            return
+        ports = free_ports(3 * self.size)
+        client, route, monitor = (ports[i::3] for i in range(3))
+        password = self.route_password()
+        self.nodes = [
+            NatsServer(
+                self.home / f"node-{index}" / "nats",
+                client[index],
+                cluster=ClusterMembership(
+                    server_name=f"{self.cluster_name}-{index}",
+                    cluster_name=self.cluster_name,
+                    route_port=route[index],
+                    route_ports=tuple(route),
+                    route_password=password,
+                ),
+                credentials_file=self.credentials_path,
+                monitor_port=monitor[index],
+            )
+            for index in range(self.size)
+        ]
+
+    @property
+    def url(self) -> str:
+        return ",".join(node.url for node in self.nodes)
+
+    @property
+    def credentials_path(self) -> Path:
+        return self.home / "nats-credentials.json"
+
+    def route_password(self) -> str:
+        """The password the nodes' routes log in with: made once, kept in the cluster's
+        folder (readable by the operator only), so a node started again joins."""
+        path = self.home / "nats-route.password"
+        if not path.exists():
+            write_private(path, secrets.token_urlsafe(32))
+        return path.read_text().strip()
+
+    def passwords(self) -> dict[str, str]:
+        return self.nodes[0].passwords()
+
+    def stored_password(self, user: str) -> str | None:
+        return self.nodes[0].stored_password(user)
+
+    def credentials(self, user: str) -> tuple[str, SecretStr]:
+        return self.nodes[0].credentials(user)
+
+    def credentials_env(self, user: str) -> dict[str, str]:
+        return self.nodes[0].credentials_env(user)
+
+    def running(self) -> bool:
+        return all(node.running() for node in self.nodes)
+
+    def start(self, timeout: float = 60.0) -> None:
+        """Start every node, then wait until each one is part of a working JetStream
+        cluster (a meta leader elected, the node current with it)."""
+        try:
+            for node in self.nodes:
+                node.start(timeout)
+            self.wait_healthy(timeout=timeout)
+        except Exception:
+            self.stop()
+            raise
+
+    def start_node(self, index: int, timeout: float = 60.0) -> None:
+        """Start one node again (after a kill): it rejoins with the data in its folder and
+        is back once it has caught up with the cluster."""
+        node = self.nodes[index]
+        node.start(timeout)
+        self.wait_healthy([node], timeout)
+
+    def kill_node(self, index: int) -> None:
+        """SIGKILL one node, as a crash would end it, and reap it."""
+        process = self.nodes[index].process
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(10)
+
+    def wait_healthy(self, nodes: list[NatsServer] | None = None, timeout: float = 60.0) -> None:
+        """Wait until the nodes' /healthz answers 200: JetStream is enabled, the node knows
+        the meta leader and every stream and consumer it holds is current."""
+        deadline = time.monotonic() + timeout
+        for node in nodes if nodes is not None else self.nodes:
+            while not node_is_healthy(node):
+                if node.process is not None and node.process.poll() is not None:
+                    raise ServerError(
+                        f"nats-server {node.port} exited; see {node.log_path}:\n"
+                        + tail(node.log_path)
+                    )
+                if time.monotonic() > deadline:
+                    raise ServerError(
+                        f"nats-server {node.port} was not healthy within {timeout:g} s; "
+                        f"see {node.log_path}:\n{tail(node.log_path)}"
+                    )
+                time.sleep(0.1)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        for node in self.nodes:
+            node.stop(timeout)
+
+
+def node_is_healthy(node: NatsServer) -> bool:
+    """Whether a nats-server's monitoring port says it is healthy (/healthz 200)."""
+    if node.monitor_port is None:
+        return port_is_open(node.port)
+    url = f"http://127.0.0.1:{node.monitor_port}/healthz"
+    try:
+        with urllib.request.urlopen(url, timeout=1.0) as response:
+            return bool(response.status == 200)
+    except (OSError, ValueError):
+        return False
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free loopback ports (held open together while chosen)."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
 
 
 def _parent(process: psutil.Process) -> int | None:

@@ -46,17 +46,6 @@ WITH conversation AS (
 SELECT count(*) FROM conversation
 """
 
-# A question saved but never queued (the bus was away) is taken back, so the user's retry
-# is the only copy: its turn, its row and, if it started it, its conversation.
-WITHDRAW_QUESTION_SQL = """
-WITH turn AS (
-    DELETE FROM messages WHERE request_id = $1 AND role = 'user'
-), question AS (
-    DELETE FROM questions WHERE request_id = $1
-)
-DELETE FROM conversations WHERE id = $2 AND $3
-"""
-
 # The last turns before this request: each question with finq's answer and its route.
 HISTORY_SQL = """
 SELECT u.content AS question, a.content AS answer, a.intent, a.route,

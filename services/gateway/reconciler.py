@@ -12,7 +12,7 @@ answer is written once per request whatever happens (answers are keyed by reques
 A stream remembers a message id for its duplicate window even after it dropped the message
 unread (a full stream drops its oldest), so the same ids could never bring such work back.
 A question still unanswered once its own deadline has passed is therefore started afresh
-(`Envelope.generation`, part of every message id of that start) at 1, 2, 4, ... times its
+(`Envelope.fresh_start`, part of every message id of that start) at 1, 2, 4, ... times its
 deadline: a few fresh starts at most within the retry budget.
 """
 
@@ -41,7 +41,7 @@ RECONCILER_LOCK_KEY = 0x66696E72  # "finr"
 UNANSWERED_SQL = "SELECT * FROM finq_unanswered_questions($1, $2)"
 
 
-def fresh_generation(age_seconds: float, deadline_seconds: float) -> int:
+def fresh_start_for(age_seconds: float, deadline_seconds: float) -> int:
     """Which start of an unanswered question to publish: 0 (the first: what the streams still
     hold of it is dropped as a duplicate) until its deadline has passed, then a fresh start at
     1, 2, 4, ... times its deadline."""
@@ -83,7 +83,7 @@ class Reconciler:
                 user_id=row["user_id"],
                 deadline=row["deadline"],
                 created_at=row["created_at"],
-                generation=fresh_generation(
+                fresh_start=fresh_start_for(
                     (now - row["created_at"]).total_seconds(),
                     (row["deadline"] - row["created_at"]).total_seconds(),
                 ),
