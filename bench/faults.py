@@ -105,7 +105,8 @@ RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
 # The pipeline's timings: short, so a fault costs seconds, not minutes.
 ACK_WAIT_SECONDS = 3.0
 DEADLINE_SECONDS = 10.0
-RETRY_BUDGET_SECONDS = 60.0
+# Longer than the database outage: a question saved just before it is answered after it.
+RETRY_BUDGET_SECONDS = 90.0
 RECONCILE_EVERY_SECONDS = 1.0
 RECONCILE_GRACE_SECONDS = 3.0
 STREAM_MAX_BYTES = 1024 * 1024  # the smallest FINQ_STREAM_MAX_BYTES takes
@@ -141,6 +142,7 @@ NEMESES = (
     "stage_kill",
     "nats_kill",
     "postgres_pause",
+    "postgres_outage",
     "stage_pause",
     "poison",
     "slow_model",
@@ -249,6 +251,8 @@ class Tally:
     unclear: int = 0
     twice: int = 0
     error_then_answered: int = 0
+    dead_lettered: int = 0  # failed clear by a dead letter (a reason, no HTTP error)
+    slowest_error_seconds: float = 0.0  # the longest a 4xx/5xx (not 504) took to come
     refused: int = 0
     poison_injected: int = 0
     poison_dead_lettered: int = 0
@@ -333,9 +337,13 @@ class Plan:
     nats_down_seconds: float = 1.5
     postgres_pauses: int = 1
     postgres_down_seconds: float = 4.0
+    # A long database outage: the stages wait it out (no question dead-lettered).
+    postgres_outages: int = 0
+    postgres_outage_seconds: float = 60.0
     stage_pauses: int = 2
     stage_pause_seconds: float = 5.0
     poison_rounds: int = 1
+    slow_model_rounds: int = 1
     slow_model_seconds: float = 12.0
     full_stream_rounds: int = 1
     gateway_kills: int = 0
@@ -355,6 +363,20 @@ PLANS = {
         poison_rounds=1,
         slow_model_seconds=15.0,
         full_stream_rounds=1,
+        postgres_outages=1,
+    ),
+    # Only the database outage of a minute, in the middle of a steady load.
+    "outage": Plan(
+        baseline_seconds=10.0,
+        stage_kills=0,
+        nats_kills=0,
+        postgres_pauses=0,
+        stage_pauses=0,
+        poison_rounds=0,
+        slow_model_rounds=0,
+        full_stream_rounds=0,
+        postgres_outages=1,
+        recover_seconds=10.0,
     ),
 }
 
@@ -675,15 +697,30 @@ class FaultRun:
 
     async def postgres_pause(self) -> None:
         """PostgreSQL stopped (fast shutdown: connections cut) for seconds, then started."""
-        tally = self.tallies["postgres_pause"]
-        for _ in range(self.plan.postgres_pauses):
+        await self.postgres_down(
+            "postgres_pause", self.plan.postgres_pauses, self.plan.postgres_down_seconds
+        )
+
+    async def postgres_outage(self) -> None:
+        """PostgreSQL away for a minute in the middle of the load: questions saved before it
+        are answered after it, questions asked during it get a 503 at once (the gateway
+        cannot save them), none is dead-lettered."""
+        await self.postgres_down(
+            "postgres_outage", self.plan.postgres_outages, self.plan.postgres_outage_seconds
+        )
+
+    async def postgres_down(self, nemesis: str, times: int, seconds: float) -> None:
+        tally = self.tallies[nemesis]
+        for _ in range(times):
             await asyncio.sleep(self.rng.uniform(1.0, 2.0))
             await asyncio.to_thread(self.postgres.stop)
             tally.faults += 1
-            probes = await self.probe("postgres_pause", self.plan.postgres_down_seconds)
+            probes = await self.probe(nemesis, seconds)
             await asyncio.to_thread(self.postgres.start)
             pulling = await self.wait_pulling()
-            tally.notes.append(f"stages pulling again {pulling:.1f} s after the restart")
+            tally.notes.append(
+                f"down {seconds:g} s; stages pulling again {pulling:.1f} s after the restart"
+            )
             await asyncio.gather(*probes)
 
     async def stage_pause(self) -> None:
@@ -727,16 +764,17 @@ class FaultRun:
     async def slow_model(self) -> None:
         """The model answers after more than the ack wait: a redelivery would show as a
         second model call (and a second draft) for one question."""
-        self.tallies["slow_model"].faults += 1
-        self.model.delay = SLOW_MODEL_DELAY_SECONDS
-        try:
-            # More questions than the steady clients ask, so many meet the slow model.
-            probes = await self.probe("slow_model", self.plan.slow_model_seconds)
-        finally:
-            self.model.delay = 0.0
-        await asyncio.gather(*probes)
-        # The calls made just before the model sped up finish before the next nemesis.
-        await asyncio.sleep(SLOW_MODEL_DELAY_SECONDS)
+        for _ in range(self.plan.slow_model_rounds):
+            self.tallies["slow_model"].faults += 1
+            self.model.delay = SLOW_MODEL_DELAY_SECONDS
+            try:
+                # More questions than the steady clients ask, so many meet the slow model.
+                probes = await self.probe("slow_model", self.plan.slow_model_seconds)
+            finally:
+                self.model.delay = 0.0
+            await asyncio.gather(*probes)
+            # The calls made just before the model sped up finish before the next nemesis.
+            await asyncio.sleep(SLOW_MODEL_DELAY_SECONDS)
 
     async def full_stream(self) -> None:
         """Pause the answerers and ask a burst: their input stream (1 MiB) fills with work
@@ -780,20 +818,27 @@ class FaultRun:
 
     async def run(self) -> None:
         plan = self.plan
+        nemeses: list[tuple[str, int, Callable[[], Awaitable[None]]]] = [
+            ("stage_kill", plan.stage_kills, self.stage_kill),
+            ("nats_kill", plan.nats_kills, self.nats_kill),
+            ("postgres_pause", plan.postgres_pauses, self.postgres_pause),
+            ("postgres_outage", plan.postgres_outages, self.postgres_outage),
+            ("stage_pause", plan.stage_pauses, self.stage_pause),
+            ("poison", plan.poison_rounds, self.poison),
+            ("slow_model", plan.slow_model_rounds, self.slow_model),
+            ("full_stream", plan.full_stream_rounds, self.full_stream),
+            ("gateway_kill", plan.gateway_kills, self.gateway_kill),
+        ]
         self.start_load()
         try:
             for number in range(1, plan.rounds + 1):
                 self.say(f"round {number} of {plan.rounds}")
                 await asyncio.sleep(plan.baseline_seconds)
-                await self.under("stage_kill", self.stage_kill)
-                await self.under("nats_kill", self.nats_kill)
-                await self.under("postgres_pause", self.postgres_pause)
-                await self.under("stage_pause", self.stage_pause)
-                await self.under("poison", self.poison)
-                await self.under("slow_model", self.slow_model)
-                await self.under("full_stream", self.full_stream)
-                if plan.gateway_kills:
-                    await self.under("gateway_kill", self.gateway_kill)
+                for nemesis, times, fault in nemeses:
+                    if times:
+                        await self.under(nemesis, fault)
+            # The load goes on a while after the last fault: the pipeline is whole again.
+            await asyncio.sleep(plan.baseline_seconds)
         finally:
             await self.stop_load()
 
@@ -905,11 +950,13 @@ class FaultRun:
             elif attempt.status is not None and attempt.status != 504 and attempt.code:
                 attempt.outcome = "failed_clear"
                 attempt.error_then_answered = answered_row
+                tally.slowest_error_seconds = max(tally.slowest_error_seconds, attempt.elapsed)
             elif answered_row:
                 attempt.outcome = "answered"
                 attempt.late = True
             elif dead:
                 attempt.outcome = "failed_clear"
+                tally.dead_lettered += 1
                 attempt.detail = f"dead-lettered at {dead[0]['stage']}: {dead[0]['reason']}"
             elif attempt.status is None and not rows:
                 attempt.outcome = "unclear"
@@ -943,9 +990,13 @@ class FaultRun:
             tally.late += attempt.late
             tally.twice += attempt.twice
             tally.error_then_answered += attempt.error_then_answered
-            if (attempt.outcome in ("lost", "unclear") or attempt.twice) and len(
-                tally.examples
-            ) < 10:
+            if attempt.error_then_answered:
+                attempt.detail = f"{attempt.status} {attempt.code}, answered all the same"
+            if (
+                attempt.outcome in ("lost", "unclear")
+                or attempt.twice
+                or attempt.error_then_answered
+            ) and len(tally.examples) < 10:
                 tally.examples.append(
                     f"{attempt.outcome}{' twice' if attempt.twice else ''} "
                     f"#{attempt.index} at {attempt.started:.1f} s {attempt.question!r} "
@@ -1002,6 +1053,7 @@ COLUMNS = (
     ("unclear", "unclear"),
     ("twice", "twice"),
     ("error_then_answered", "error, then answered"),
+    ("dead_lettered", "dead-lettered"),
 )
 
 
@@ -1055,6 +1107,8 @@ def verdict_of(tallies: dict[str, Tally]) -> dict[str, int]:
         "twice": total.twice,
         "unclear": total.unclear,
         "poison_lost": total.poison_lost,
+        # A database outage is waited out: nothing asked under it may be dead-lettered.
+        "outage_dead_lettered": tallies["postgres_outage"].dead_lettered,
         "unaccounted": total.attempted
         - total.answered
         - total.failed_clear
@@ -1193,7 +1247,10 @@ def results_block(mode: str, result: dict[str, Any], machine: dict[str, Any]) ->
             )
         if tally.error_codes:
             codes = ", ".join(f"{k}: {v}" for k, v in sorted(tally.error_codes.items()))
-            notes.append(f"error statuses the clients saw: {codes}")
+            notes.append(
+                f"error statuses the clients saw: {codes} (the slowest in "
+                f"{tally.slowest_error_seconds:.2f} s)"
+            )
         if notes:
             lines.append(f"- {tally.nemesis}: " + "; ".join(notes))
     return "\n".join(lines).rstrip() + "\n"
@@ -1227,6 +1284,9 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--short", action="store_true", help=">= 30 stage kills (the default)")
     mode.add_argument("--long", action="store_true", help=">= 200 stage kills")
+    mode.add_argument(
+        "--outage", action="store_true", help="only a database outage of a minute, under load"
+    )
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument(
         "--gateway-kills", type=int, default=0, help="also kill -9 the gateway this often"
@@ -1234,7 +1294,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temp folder (logs)")
     parser.add_argument("--no-results", action="store_true", help="leave RESULTS.md alone")
     args = parser.parse_args(argv)
-    mode_name = "long" if args.long else "short"
+    mode_name = "long" if args.long else "outage" if args.outage else "short"
     plan = PLANS[mode_name]
     plan.gateway_kills = args.gateway_kills
 
@@ -1269,7 +1329,13 @@ def main(argv: list[str] | None = None) -> int:
         write_results(mode_name, results_block(mode_name, result, machine))
         print(f"wrote its section of {RESULTS_FILE}")
     verdict = result["verdict"]
-    bad = verdict["lost"] or verdict["twice"] or verdict["unclear"] or verdict["poison_lost"]
+    bad = (
+        verdict["lost"]
+        or verdict["twice"]
+        or verdict["unclear"]
+        or verdict["poison_lost"]
+        or verdict["outage_dead_lettered"]
+    )
     return 1 if bad or verdict["unaccounted"] else 0
 
 

@@ -87,6 +87,36 @@ async def test_under_every_nemesis_no_question_is_lost_answered_twice_or_unclear
     assert total.attempted == total.answered + total.failed_clear, report
 
 
+@pytest.mark.e2e
+@pytest.mark.timeout(420)
+async def test_a_database_outage_of_a_minute_is_waited_out_and_nothing_is_dead_lettered(
+    tmp_path: Path,
+) -> None:
+    plan = dataclasses.replace(faults.PLANS["outage"], baseline_seconds=4.0, recover_seconds=4.0)
+    result = await faults.run_faults(plan, SEED + 1, tmp_path / "outage")
+    tallies = result["tallies_objects"]
+    report = what_went_wrong(tallies)
+    print(report)
+    outage = tallies["postgres_outage"]
+
+    assert outage.faults == 1 and outage.attempted > 100, report
+    # Questions saved before the database went away are answered after it came back, late.
+    assert outage.late > 0, report
+    # Questions asked while it was away could not be saved: a 503 at once. A question saved
+    # before it waited past its deadline (504) and was answered after it: every 504 is late.
+    assert outage.error_codes.get("503 unavailable", 0) > 100, report
+    assert set(outage.error_codes) <= {"503 unavailable", "504 deadline_exceeded"}, report
+    assert outage.error_codes.get("504 deadline_exceeded", 0) <= outage.late, report
+    assert outage.slowest_error_seconds < 2.0, report
+    # Waited out, not given up on: no dead letter, nothing lost, nothing answered twice.
+    assert outage.dead_lettered == 0, report
+    verdict = result["verdict"]
+    assert verdict["lost"] == verdict["twice"] == verdict["unclear"] == 0, report
+    assert verdict["outage_dead_lettered"] == 0, report
+    total = faults.rows_of(tallies)[-1]
+    assert total.attempted == total.answered + total.failed_clear, report
+
+
 def test_a_question_unanswered_past_its_deadline_is_started_afresh_with_ids_of_its_own() -> None:
     # Until its deadline the reconciler publishes the first start again (a duplicate the
     # stream drops if it still holds it); then fresh starts at 1, 2, 4, ... deadlines.

@@ -20,7 +20,11 @@ import pytest
 
 from services.control.cli import process_state
 from services.control.servers import NatsServer, PostgresServer, ServerError, free_port
-from services.control.supervisor import ServerWatch
+from services.control.supervisor import (
+    MAX_RESTART_DELAY_SECONDS,
+    RestartBackoff,
+    ServerWatch,
+)
 from shared import bus, subjects
 from shared.nats_permissions import OPERATOR
 from tests.helpers import run_finq, wait_until
@@ -236,3 +240,42 @@ async def test_the_stages_and_the_gateway_outlive_a_kill_of_nats_and_of_postgres
         assert state["pids"]["postgres"] == finq.postgres.process.pid
         code, out, err = await run_finq("status", database="unused", FINQ_HOME=str(finq.home))
         assert code == 0, out + err
+
+
+def delays_for(backoff: RestartBackoff, lifetimes: list[float]) -> list[float]:
+    """The restart delays of a process that lives each of `lifetimes` seconds in turn."""
+    now = backoff.started_at
+    delays = []
+    for lifetime in lifetimes:
+        now += lifetime
+        delay = backoff.schedule(now)
+        assert delay is not None and not backoff.due(now)
+        now += delay
+        assert backoff.due(now)
+        backoff.started(now)
+        delays.append(delay)
+    return delays
+
+
+def test_a_process_that_keeps_dying_at_once_waits_longer_each_time_up_to_the_cap() -> None:
+    delays = delays_for(RestartBackoff(stable_seconds=10.0), [0.1] * 7)
+    assert delays == [0.5, 1.0, 2.0, 4.0, 8.0, MAX_RESTART_DELAY_SECONDS, 10.0]
+
+
+def test_a_process_killed_now_and_then_over_a_long_life_restarts_after_the_first_delay() -> None:
+    # Killed after runs of 12 s each: never a crash loop, never a long wait.
+    assert delays_for(RestartBackoff(stable_seconds=10.0), [12.0] * 20) == [0.5] * 20
+    # Two quick deaths double the delay; a stable run after them resets it.
+    assert delays_for(RestartBackoff(stable_seconds=10.0), [1.0, 1.0, 30.0, 1.0]) == [
+        0.5,
+        1.0,
+        0.5,
+        1.0,
+    ]
+
+
+def test_a_delay_is_set_once_per_death() -> None:
+    backoff = RestartBackoff(stable_seconds=10.0)
+    first = backoff.schedule(backoff.started_at + 1.0)
+    assert first == 0.5
+    assert backoff.schedule(backoff.started_at + 1.2) is None

@@ -27,13 +27,47 @@ STAGES: tuple[Stage, ...] = (
 # A crash loop backs off to this, so a broken service does not eat the machine.
 MAX_RESTART_DELAY_SECONDS = 10.0
 FIRST_RESTART_DELAY_SECONDS = 0.5
-# A server that ran this long before it died is not in a crash loop: its next restart
-# waits the first delay again.
+# A process that ran this long before it died is not in a crash loop: its next restart
+# waits the first delay again. A stage is up within seconds (it crash-loops on a bad
+# setting or import at once), a server may take a minute to recover its data.
+STAGE_STABLE_SECONDS = 10.0
 SERVER_STABLE_SECONDS = 60.0
 
 # What one stage's processes get beyond the common environment: their own NATS
 # credentials (`NatsServer.credentials_env`), so each stage holds only its own password.
 StageEnvironment = Callable[[Stage], Mapping[str, str]]
+
+
+@dataclass
+class RestartBackoff:
+    """When a process that died may start again: after the first delay if its last run
+    lasted `stable_seconds`, else after a delay that doubles with each short run in a row
+    (up to MAX_RESTART_DELAY_SECONDS). Without the reset a process killed now and then
+    over a long life would wait the longest delay every time, as if it were crash-looping."""
+
+    stable_seconds: float
+    # Short runs in a row: the delay's exponent.
+    streak: int = 0
+    started_at: float = field(default_factory=time.monotonic)
+    next_start: float | None = None
+
+    def schedule(self, now: float) -> float | None:
+        """Called while the process is down; returns the delay when it is set now."""
+        if self.next_start is not None:
+            return None
+        if now - self.started_at >= self.stable_seconds:
+            self.streak = 0
+        delay = min(MAX_RESTART_DELAY_SECONDS, FIRST_RESTART_DELAY_SECONDS * 2**self.streak)
+        self.next_start = now + delay
+        return delay
+
+    def due(self, now: float) -> bool:
+        return self.next_start is not None and now >= self.next_start
+
+    def started(self, now: float) -> None:
+        self.next_start = None
+        self.streak += 1
+        self.started_at = now
 
 
 @dataclass
@@ -45,7 +79,9 @@ class ServiceProcess:
     env: Mapping[str, str] = field(repr=False)
     process: subprocess.Popen[bytes] | None = None
     restarts: int = 0
-    next_start: float = 0.0
+    backoff: RestartBackoff = field(
+        default_factory=lambda: RestartBackoff(STAGE_STABLE_SECONDS), repr=False
+    )
 
     @property
     def name(self) -> str:
@@ -53,6 +89,7 @@ class ServiceProcess:
 
     def start(self) -> None:
         log_file = self.log_path.open("ab")
+        self.backoff.started(time.monotonic())
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", f"services.{self.stage.value}"],
@@ -101,12 +138,9 @@ class Supervisor:
         for service in self.services:
             if service.running() or service.process is None:
                 continue
-            if service.next_start == 0.0:
-                delay = min(MAX_RESTART_DELAY_SECONDS, 0.5 * 2**service.restarts)
-                service.next_start = now + delay
-            if now >= service.next_start:
+            service.backoff.schedule(now)
+            if service.backoff.due(now):
                 service.restarts += 1
-                service.next_start = 0.0
                 service.start()
                 restarted.append(service.name)
         return restarted
@@ -165,10 +199,10 @@ class WatchedServer(Protocol):
 class _ServerRecord:
     server: WatchedServer
     restarts: int = 0
-    # Failed starts and short runs in a row: the backoff's exponent.
-    streak: int = 0
-    started_at: float = field(default_factory=time.monotonic)
-    next_start: float | None = None
+    # A failed start counts as a short run.
+    backoff: RestartBackoff = field(
+        default_factory=lambda: RestartBackoff(SERVER_STABLE_SECONDS), repr=False
+    )
 
 
 @dataclass
@@ -201,21 +235,14 @@ class ServerWatch:
             if server.running():
                 continue
             now = time.monotonic()
-            if record.next_start is None:
-                if now - record.started_at >= SERVER_STABLE_SECONDS:
-                    record.streak = 0
-                delay = min(
-                    MAX_RESTART_DELAY_SECONDS, FIRST_RESTART_DELAY_SECONDS * 2**record.streak
-                )
-                record.next_start = now + delay
+            delay = record.backoff.schedule(now)
+            if delay is not None:
                 code = server.process.returncode if server.process is not None else None
                 how = f"exited with {code}" if code is not None else "is not running"
                 self.report(f"{server.name} {how}; starting it again in {delay:g} s")
-            if now < record.next_start:
+            if not record.backoff.due(now):
                 continue
-            record.next_start = None
-            record.streak += 1
-            record.started_at = time.monotonic()
+            record.backoff.started(time.monotonic())
             try:
                 server.start()
             except (ServerError, OSError, subprocess.SubprocessError) as error:

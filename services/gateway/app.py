@@ -505,7 +505,14 @@ async def ask_question(
         reply = await asyncio.wait_for(waiting, timeout=deps.settings.gateway_deadline_seconds)
     except TimeoutError:
         # The reply may have been missed (a reconnect); the answer row is the durable copy.
-        body = await acting_as(deps.pool, user_id).fetchval(ANSWER_BODY_SQL, request_id)
+        # The question is saved: an outage now is no reason for a 503 (it would tell the
+        # asker to ask again, and the question is answered once the outage ends).
+        try:
+            body = await acting_as(deps.pool, user_id).fetchval(ANSWER_BODY_SQL, request_id)
+        except Exception as error:
+            if not is_transient(error):
+                raise
+            body = None
         if body is None:
             raise ApiError(
                 504,
