@@ -1238,7 +1238,9 @@ def results_block(mode: str, result: dict[str, Any], machine: dict[str, Any]) ->
         "",
     ]
     for tally in result["tallies_objects"].values():
-        notes = list(tally.notes)
+        # The same note from each fault of a kind is said once, with how often.
+        counted = collections.Counter(tally.notes)
+        notes = [f"{note} (x{n})" if n > 1 else note for note, n in counted.items()]
         if tally.poison_injected:
             notes.append(
                 f"{tally.poison_injected} poison messages injected, "
@@ -1247,10 +1249,12 @@ def results_block(mode: str, result: dict[str, Any], machine: dict[str, Any]) ->
             )
         if tally.error_codes:
             codes = ", ".join(f"{k}: {v}" for k, v in sorted(tally.error_codes.items()))
-            notes.append(
-                f"error statuses the clients saw: {codes} (the slowest in "
-                f"{tally.slowest_error_seconds:.2f} s)"
+            slowest = (
+                f" (the slowest error other than a 504 took {tally.slowest_error_seconds:.2f} s)"
+                if any(not code.startswith("504") for code in tally.error_codes)
+                else ""
             )
+            notes.append(f"error statuses the clients saw: {codes}{slowest}")
         if notes:
             lines.append(f"- {tally.nemesis}: " + "; ".join(notes))
     return "\n".join(lines).rstrip() + "\n"

@@ -38,7 +38,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-import httpx  # noqa: E402
 import psutil  # noqa: E402
 
 from bench.pipeline import (  # noqa: E402
@@ -50,6 +49,7 @@ from bench.pipeline import (  # noqa: E402
 from services.control.cli import prepare_database, wait_until_ready  # noqa: E402
 from services.control.servers import NatsServer, PostgresServer, free_port  # noqa: E402
 from services.control.supervisor import Supervisor  # noqa: E402
+from services.gateway.limits import LoopLag  # noqa: E402
 from shared.subjects import Stage  # noqa: E402
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
@@ -68,6 +68,7 @@ class Outcomes:
     refused_ms: list[float] = field(default_factory=list)  # latency of each 429/503
     transport_errors: list[str] = field(default_factory=list)
     most_in_flight: int = 0
+    generator_lag_ms: dict[str, float | None] = field(default_factory=dict)
 
     def count(self, key: str) -> None:
         self.statuses[key] = self.statuses.get(key, 0) + 1
@@ -81,6 +82,7 @@ class Outcomes:
             "transport_errors": len(self.transport_errors),
             "transport_error_samples": self.transport_errors[:5],
             "most_in_flight_at_client": self.most_in_flight,
+            "generator_loop_lag_ms": self.generator_lag_ms,
             "admitted_ms": {
                 "p50": percentile(admitted, 50),
                 "p95": percentile(admitted, 95),
@@ -95,11 +97,34 @@ class Outcomes:
         }
 
 
+async def post_json(host: str, port: int, path: str, body: bytes) -> tuple[int, bytes]:
+    """One POST on a connection of its own, read to the end: a client that costs almost
+    nothing per request (httpx's pool spends CPU per pooled connection on every request,
+    which on two cores made the load generator, not finq, the queue)."""
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n".encode()
+            + body
+        )
+        await writer.drain()
+        response = await reader.read()
+    finally:
+        writer.close()
+    head, _, payload = response.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
+    return status, payload
+
+
 class Asker:
     """Sends questions and records their outcomes."""
 
-    def __init__(self, client: httpx.AsyncClient, outcomes: Outcomes) -> None:
-        self.client = client
+    def __init__(self, url: str, outcomes: Outcomes) -> None:
+        address = url.removeprefix("http://")
+        host, _, port = address.partition(":")
+        self.host, self.port = host, int(port)
         self.outcomes = outcomes
         self.in_flight = 0
 
@@ -109,25 +134,28 @@ class Asker:
         self.in_flight += 1
         outcomes.most_in_flight = max(outcomes.most_in_flight, self.in_flight)
         started = time.perf_counter()
+        body = json.dumps({"question": question}).encode()
         try:
-            response = await self.client.post("/v1/ask", json={"question": question})
-        except httpx.HTTPError as error:
+            status, payload = await asyncio.wait_for(
+                post_json(self.host, self.port, "/v1/ask", body), CLIENT_TIMEOUT_SECONDS
+            )
+        except (OSError, TimeoutError, ValueError, IndexError) as error:
             outcomes.transport_errors.append(f"{type(error).__name__}: {error}"[:200])
             outcomes.count("transport error")
             return
         finally:
             self.in_flight -= 1
         elapsed_ms = (time.perf_counter() - started) * 1000.0
-        if response.status_code == 200:
+        if status == 200:
             outcomes.count("200")
             outcomes.admitted_ms.append(elapsed_ms)
             return
         try:
-            code = response.json().get("code", "?")
+            code = json.loads(payload).get("code", "?")
         except ValueError:
             code = "not JSON"
-        outcomes.count(f"{response.status_code} {code}")
-        if response.status_code in (429, 503):
+        outcomes.count(f"{status} {code}")
+        if status in (429, 503):
             outcomes.refused_ms.append(elapsed_ms)
 
 
@@ -152,60 +180,64 @@ class MemoryWatch:
         self._running = False
 
 
-def new_client(connections: int) -> httpx.AsyncClient:
-    limits = httpx.Limits(
-        max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=60
-    )
-    return httpx.AsyncClient(base_url="", timeout=CLIENT_TIMEOUT_SECONDS, limits=limits)
-
-
 async def measure_capacity(url: str, count: int) -> tuple[float, Outcomes]:
     """Answers a second with CAPACITY_CLIENTS clients each asking as soon as answered."""
     outcomes = Outcomes()
-    async with httpx.AsyncClient(
-        base_url=url,
-        timeout=CLIENT_TIMEOUT_SECONDS,
-        limits=httpx.Limits(max_connections=CAPACITY_CLIENTS),
-    ) as client:
-        asker = Asker(client, outcomes)
-        questions = iter(range(count))
+    asker = Asker(url, outcomes)
+    questions = iter(range(count))
 
-        async def client_loop() -> None:
-            for index in questions:
-                await asker.ask(QUESTIONS[index % len(QUESTIONS)])
+    async def client_loop() -> None:
+        for index in questions:
+            await asker.ask(QUESTIONS[index % len(QUESTIONS)])
 
-        started = time.perf_counter()
-        await asyncio.gather(*(client_loop() for _ in range(CAPACITY_CLIENTS)))
-        seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    await asyncio.gather(*(client_loop() for _ in range(CAPACITY_CLIENTS)))
+    seconds = time.perf_counter() - started
     return outcomes.statuses.get("200", 0) / seconds, outcomes
 
 
 async def offer(url: str, rate: float, seconds: float, memory: MemoryWatch) -> Outcomes:
     """An open loop: `rate` questions a second for `seconds`, none waiting for another."""
     outcomes = Outcomes()
-    async with httpx.AsyncClient(
-        base_url=url,
-        timeout=CLIENT_TIMEOUT_SECONDS,
-        limits=httpx.Limits(max_connections=4096, max_keepalive_connections=1024),
-    ) as client:
-        asker = Asker(client, outcomes)
-        watching = asyncio.create_task(memory.run())
-        tasks: set[asyncio.Task[None]] = set()
-        started = time.perf_counter()
-        sent = 0
-        try:
-            while (now := time.perf_counter() - started) < seconds:
-                # Catch up to the schedule: arrivals are due at sent / rate seconds.
-                while sent < now * rate:
-                    task = asyncio.create_task(asker.ask(QUESTIONS[sent % len(QUESTIONS)]))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
-                    sent += 1
-                await asyncio.sleep(0.002)
-            await asyncio.gather(*tasks)
-        finally:
-            memory.stop()
-            await watching
+    asker = Asker(url, outcomes)
+    watching = asyncio.create_task(memory.run())
+    # The load generator's own loop: its lag is latency finq did not cause.
+    stopping = asyncio.Event()
+    own_lag = LoopLag()
+    lags: list[float] = []
+
+    async def sample_lag() -> None:
+        while not stopping.is_set():
+            await asyncio.sleep(0.25)
+            lags.append(own_lag.lag)
+
+    timing = [
+        asyncio.create_task(own_lag.watch(stopping)),
+        asyncio.create_task(sample_lag()),
+    ]
+    tasks: set[asyncio.Task[None]] = set()
+    started = time.perf_counter()
+    sent = 0
+    try:
+        while (now := time.perf_counter() - started) < seconds:
+            # Catch up to the schedule: arrivals are due at sent / rate seconds.
+            while sent < now * rate:
+                task = asyncio.create_task(asker.ask(QUESTIONS[sent % len(QUESTIONS)]))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+                sent += 1
+            await asyncio.sleep(0.002)
+        await asyncio.gather(*tasks)
+    finally:
+        memory.stop()
+        stopping.set()
+        await watching
+        await asyncio.gather(*timing)
+    lags.sort()
+    outcomes.generator_lag_ms = {
+        "p50": round(percentile(lags, 50) * 1000, 1),
+        "max": round(lags[-1] * 1000, 1) if lags else None,
+    }
     return outcomes
 
 
@@ -258,6 +290,7 @@ def print_result(result: dict[str, Any]) -> None:
     if refused["max"] is not None:
         print(f"refused: latency p50 {refused['p50']:.1f} ms, p99 {refused['p99']:.1f} ms")
     print(f"most questions in flight at the client: {over['most_in_flight_at_client']}")
+    print(f"the load generator's own loop lag: {over['generator_loop_lag_ms']} ms")
     rss = result["gateway_rss_mib"]
     print(f"gateway memory: {rss['before']} MiB before, {rss['peak']} peak, {rss['after']} after")
 
@@ -291,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         wait_until_ready(url, supervisor, timeout=120)
         gateway = supervisor.find(Stage.GATEWAY).process
         assert gateway is not None
-        result = asyncio.run(overload(url, gateway.pid, args))
+        result = run_async(overload(url, gateway.pid, args))
         dead = [s.name for s in supervisor.services if not s.running()]
     except KeyboardInterrupt:
         print("\ninterrupted")
@@ -322,6 +355,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unexpected: {unexpected}; services down after: {dead}")
         return 1
     return 0
+
+
+def run_async(coro: Any) -> Any:
+    """On uvloop, as the services run: the load generator must cost less than what it loads."""
+    import uvloop
+
+    return uvloop.run(coro)
 
 
 if __name__ == "__main__":

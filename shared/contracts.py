@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shared.intents import INTENT_NAMES
 from shared.subjects import Stage
+from shared.tool_schemas import ActivityKindName, AssetClassName
 
 MAX_QUESTION_CHARS = 2000
 
@@ -313,6 +314,35 @@ class RatioAsked(Contract):
 RouteSlot = Literal["companies", "metrics", "periods", "forms", "window"]
 
 
+class PortfolioReading(Contract):
+    """What a question about the user's own portfolio named, as the portfolio tools take
+    it: relative days ("this year", "last month") are resolved against the last day finq
+    holds prices for, never the calendar. A field left None was not named, so a follow-up
+    ("and in my IRA?") replaces only what it names."""
+
+    account: str | None = None  # as the tools match it: "Roth IRA", "401(k)", "Fidelity"
+    asset_class: AssetClassName | None = None
+    start: date | None = None  # None with `since_purchase` or no timeframe named
+    end: date | None = None
+    as_of: date | None = None  # the day holdings are valued on ("at the end of 2022")
+    since_purchase: bool = False
+    timeframe_text: str | None = None  # the timeframe as written
+    kinds: list[ActivityKindName] = Field(default_factory=list)
+    order: Literal["best", "worst"] | None = None
+    by: Literal["usd", "percent"] | None = None
+    limit: int | None = None  # "top 3", "my two best"
+    condition: Literal["above", "below", "falling", "rising"] | None = None
+    threshold: float | None = None  # in the figure's unit: 20 for "above 20%"
+    metric: str | None = None  # the catalog id a screen's condition is on
+    fiscal_year: int | None = None  # a screen's or a filing search's, when written
+    largest: int | None = None  # "my two largest positions"
+    query: str | None = None  # what the filings of the largest holdings are searched for
+    include_closed: bool = False  # realized gains: sold-out positions count
+    holdings_asked: bool = False  # "holdings", "positions", "allocation": list them
+    # What a follow-up took from the portfolio question before it ("timeframe", "account").
+    inherited: list[str] = Field(default_factory=list)
+
+
 class Understood(Contract):
     """Everything the router read in a question, typed; and what it did not read."""
 
@@ -340,6 +370,7 @@ class Understood(Contract):
     refused_tools: list[str] = Field(default_factory=list)
     scores: dict[str, float] = Field(default_factory=dict)  # rules' score per intent
     llm: LlmUsage | None = None
+    portfolio: PortfolioReading | None = None  # a portfolio question's reading
 
     @property
     def symbols(self) -> list[str]:

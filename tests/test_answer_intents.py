@@ -1,4 +1,4 @@
-"""Answers for definitions, refusals, questions not answered yet, unavailable tools and
+"""Answers for definitions, refusals, an account asked back, unavailable tools and
 trends: plain sentences that pass the validator, with no number it cannot ground."""
 
 from __future__ import annotations
@@ -69,14 +69,17 @@ def test_an_out_of_scope_question_is_refused_saying_what_finq_answers() -> None:
     assert passed
 
 
-def test_a_portfolio_question_is_told_it_is_not_answered_yet() -> None:
+def test_an_account_two_of_the_users_fit_is_asked_back() -> None:
     route = RouteDecided(
-        question="How is my portfolio doing?",
-        intent="portfolio_overview",
-        capabilities=CAPABILITIES,
+        question="how much cash is in my IRA",
+        intent="portfolio_cash",
+        tool_calls=[ToolCall(tool="get_cash_balance", arguments={"account": "IRA"})],
     )
-    text, _ = answer(route)
-    assert text.startswith("Portfolio questions are not answered yet")
+    error = ToolError(code="ambiguous_account", message="Which account: IRA 1 or IRA 2?")
+    result = ToolResult(tool="get_cash_balance", arguments={"account": "IRA"}, error=error)
+    drafted = draft_answer(ToolsCompleted(route=route, results=[result]))
+    assert drafted.answer == "Which account: IRA 1 or IRA 2?"
+    assert drafted.needs_clarification and drafted.facts == []
 
 
 def test_a_document_search_before_the_index_exists_says_so_and_points_to_filings() -> None:

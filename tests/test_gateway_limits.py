@@ -10,7 +10,7 @@ import asyncpg
 import httpx
 import pytest
 
-from services.gateway.limits import RateLimiter
+from services.gateway.limits import Admission, LoopLag, RateLimiter
 from shared.identity import add_user
 from tests.conftest import RunningFinq, another_gateway
 
@@ -78,3 +78,34 @@ async def test_a_user_past_their_rate_gets_429_with_retry_after_and_others_do_no
         assert 1 <= int(refused.headers["retry-after"]) <= 10
         other = await http.get("/v1/conversations", headers={"Authorization": f"Bearer {calm}"})
         assert other.status_code == 200
+
+
+def test_a_late_loop_refuses_questions_until_it_keeps_time_again() -> None:
+    lag = LoopLag()
+    admission = Admission(limit=10, max_loop_lag=0.25, loop_lag=lag)
+    assert admission.try_enter()
+    admission.leave()
+    # One tick 400 ms late: the loop is behind, so a new question is refused at once.
+    lag.observe(0.4)
+    assert not admission.try_enter() and admission.in_flight == 0
+    # It falls gradually as ticks come on time again, and questions are admitted once more.
+    ticks = 0
+    while not admission.try_enter():
+        lag.observe(0.0)
+        ticks += 1
+    assert 1 < ticks < 10 and lag.lag <= 0.25
+
+
+async def test_the_loop_lag_watch_measures_a_blocked_loop() -> None:
+    import asyncio
+    import time
+
+    lag = LoopLag(interval=0.01)
+    stopping = asyncio.Event()
+    watching = asyncio.create_task(lag.watch(stopping))
+    await asyncio.sleep(0.03)
+    time.sleep(0.2)  # noqa: ASYNC251 - blocking the loop on purpose: the tick comes late
+    await asyncio.sleep(0.02)
+    stopping.set()
+    await watching
+    assert lag.lag >= 0.1

@@ -19,14 +19,12 @@ def test_every_tool_an_intent_allows_has_an_argument_schema() -> None:
         assert intent.tools <= set(TOOL_ARGUMENTS), intent.name
 
 
-def test_answered_intents_other_than_clarify_and_refusals_have_tools_and_examples() -> None:
+def test_intents_other_than_clarify_and_refusals_have_tools_and_examples() -> None:
     for intent in INTENTS:
-        if intent.answered and intent.name not in {"clarify", "out_of_scope"}:
+        if intent.name not in {"clarify", "out_of_scope"}:
             assert intent.tools, intent.name
         if intent.name != "clarify":
             assert intent.examples, intent.name
-        if not intent.answered:
-            assert intent.not_yet, intent.name
 
 
 def test_the_policy_allows_an_intents_own_tools_and_refuses_the_rest() -> None:

@@ -66,20 +66,20 @@ async def test_a_document_question_with_no_filings_loaded_says_how_to_load_them(
 
 
 @pytest.mark.parametrize(
-    ("question", "intent"),
+    ("question", "intent", "tool"),
     [
-        ("How is my portfolio doing?", "portfolio_overview"),
-        ("how is my AAPL position doing", "portfolio_position"),
+        ("How is my portfolio doing?", "portfolio_performance", "get_portfolio_performance"),
+        ("how is my AAPL position doing", "portfolio_position", "get_positions"),
     ],
 )
-async def test_portfolio_questions_are_recognized_and_told_they_are_not_answered_yet(
-    client: httpx.AsyncClient, question: str, intent: str
+async def test_portfolio_questions_of_a_user_with_no_activity_say_how_to_import_it(
+    client: httpx.AsyncClient, question: str, intent: str, tool: str
 ) -> None:
     body = await ask(client, question)
     assert body["route"]["intent"] == intent
-    assert tools(body) == []
-    assert "not answered yet" in body["answer"]
-    assert body["facts"] == []
+    assert tools(body) == [tool]
+    assert body["answer"].startswith("You have no portfolio activity in finq yet")
+    assert body["facts"] == [] and body["validation"]["passed"]
 
 
 @pytest.mark.parametrize(

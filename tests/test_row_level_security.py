@@ -16,8 +16,17 @@ from services.control.servers import SERVICE_ROLE
 from shared.db import ACT_AS_SQL, login_of
 from tests.conftest import Servers
 
-# The tables whose rows belong to a user (the portfolio's will join them).
-USER_OWNED = {"questions", "answers", "conversations", "messages", "query_log", "documents"}
+# The tables whose rows belong to a user.
+PORTFOLIO_OWNED = {"accounts", "portfolio_imports", "trades", "income", "transfers"}
+USER_OWNED = {
+    "questions",
+    "answers",
+    "conversations",
+    "messages",
+    "query_log",
+    "documents",
+    *PORTFOLIO_OWNED,
+}
 USER_OWNED_CHILDREN = {"chunks"}  # a document's, owned by its uploader
 
 
@@ -40,8 +49,10 @@ async def service(servers: Servers, database: str) -> AsyncIterator[asyncpg.Conn
 
 
 async def seed_two_users(owner: asyncpg.Connection) -> None:
-    """A conversation, question, answer, turn and log row for alice and for bob."""
+    """A conversation, question, answer, turn and log row for alice and for bob, and a
+    portfolio: an account, an import, and a trade, an income and a transfer row."""
     for user in ("alice", "bob"):
+        await seed_portfolio(owner, user)
         await owner.execute(
             "INSERT INTO conversations (id, user_id, title) VALUES ($1, $2, 'q')", f"c-{user}", user
         )
@@ -72,6 +83,37 @@ async def seed_two_users(owner: asyncpg.Connection) -> None:
             f"c-{user}",
             user,
         )
+
+
+async def seed_portfolio(owner: asyncpg.Connection, user: str) -> None:
+    await owner.execute("INSERT INTO users (id, name) VALUES ($1, $1)", user)
+    account = await owner.fetchval(
+        "INSERT INTO accounts (user_id, name, kind) VALUES ($1, 'Brokerage', 'brokerage') "
+        "RETURNING id",
+        user,
+    )
+    imported = await owner.fetchval(
+        "INSERT INTO portfolio_imports (user_id, file_name, sha256, rows) "
+        "VALUES ($1, 'a.csv', repeat('0', 64), 3) RETURNING id",
+        user,
+    )
+    ids = (user, imported, account)
+    await owner.execute(
+        "INSERT INTO transfers (user_id, import_id, account_id, row, kind, amount, trade_date, "
+        "settlement_date) VALUES ($1, $2, $3, 2, 'deposit', 100, '2023-01-03', '2023-01-03')",
+        *ids,
+    )
+    await owner.execute(
+        "INSERT INTO trades (user_id, import_id, account_id, row, side, symbol, quantity, price, "
+        "amount, trade_date, settlement_date) VALUES ($1, $2, $3, 3, 'buy', 'AAPL', 1, 90, -90, "
+        "'2023-01-04', '2023-01-05')",
+        *ids,
+    )
+    await owner.execute(
+        "INSERT INTO income (user_id, import_id, account_id, row, kind, amount, trade_date, "
+        "settlement_date) VALUES ($1, $2, $3, 4, 'interest', 1, '2023-01-31', '2023-01-31')",
+        *ids,
+    )
 
 
 async def insert_document(conn: asyncpg.Connection, user_id: str | None, title: str) -> str:
@@ -190,6 +232,7 @@ async def test_acting_for_a_user_shows_and_changes_only_that_users_rows(
             "UPDATE 0"
         )
         assert await service.execute("DELETE FROM messages WHERE user_id = 'bob'") == "DELETE 0"
+        assert await service.execute("DELETE FROM trades WHERE user_id = 'bob'") == "DELETE 0"
         # A row written while acting for alice is hers by default.
         await service.execute("INSERT INTO conversations (id, title) VALUES ('c-alice-2', 't')")
     assert await owner.fetchval("SELECT user_id FROM conversations WHERE id = 'c-alice-2'") == (
@@ -208,6 +251,7 @@ async def test_acting_for_a_user_shows_and_changes_only_that_users_rows(
             await service.execute("UPDATE conversations SET user_id = 'bob' WHERE id = 'c-alice'")
     assert await owner.fetchval("SELECT title FROM conversations WHERE id = 'c-bob'") == "q"
     assert await owner.fetchval("SELECT count(*) FROM messages WHERE user_id = 'bob'") == 1
+    assert await owner.fetchval("SELECT count(*) FROM trades WHERE user_id = 'bob'") == 1
 
 
 async def test_public_documents_are_read_by_everyone_and_an_upload_by_its_uploader_only(

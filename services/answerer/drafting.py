@@ -16,7 +16,6 @@ from services.answerer.formatting import (
 )
 from services.answerer.intent_answers import (
     compose_definition,
-    compose_not_yet,
     compose_refusal,
     compose_trend,
     compose_unavailable,
@@ -25,6 +24,7 @@ from services.answerer.intent_answers import (
 )
 from services.answerer.metric_list import compose_metric_list
 from services.answerer.passages import compose_passages_answer, search_scope
+from services.answerer.portfolio_answers import draft_portfolio as compose_portfolio
 from shared.contracts import (
     AnswerDrafted,
     Citation,
@@ -40,6 +40,12 @@ from shared.contracts import (
 )
 from shared.intents import INTENTS_BY_NAME, DrafterKind
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
+
+# How the time-weighted return is computed, named in every performance answer.
+TWR_METHOD = (
+    "time-weighted, chained over the periods between deposits and withdrawals, "
+    "each valued at the day's close"
+)
 
 
 def reading_note(understood: Understood) -> str:
@@ -101,10 +107,6 @@ def draft_refusal(route: RouteDecided, fetched: Fetched) -> Drafted:
     return compose_refusal(route.capabilities or ""), []
 
 
-def draft_not_yet(route: RouteDecided, fetched: Fetched) -> Drafted:
-    return compose_not_yet(route.intent, route.capabilities or ""), []
-
-
 def draft_definition(route: RouteDecided, fetched: Fetched) -> Drafted:
     if fetched.passages:
         # A term the catalog does not hold, explained from the glossary's own words.
@@ -158,6 +160,18 @@ def draft_figures(route: RouteDecided, fetched: Fetched) -> Drafted:
     return reading_note(route.understood) + text, citations
 
 
+def draft_portfolio(route: RouteDecided, fetched: Fetched) -> Drafted:
+    return compose_portfolio(
+        route,
+        fetched.facts,
+        fetched.sources,
+        fetched.missing,
+        fetched.passages,
+        fetched.errors,
+        TWR_METHOD,
+    )
+
+
 def draft_clarification(route: RouteDecided, fetched: Fetched) -> Drafted:
     return route.clarifying_question or "Could you rephrase the question?", []
 
@@ -172,21 +186,26 @@ DRAFTERS: dict[DrafterKind, Drafter] = {
     "documents": draft_from_documents,
     "definition": draft_definition,
     "metric_list": draft_metric_list,
-    "not_yet": draft_not_yet,
     "refusal": draft_refusal,
     "clarification": draft_clarification,
+    "portfolio": draft_portfolio,
 }
 
 
 def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     route = completed.route
     fetched = Fetched.of(completed.results, route.understood)
-    text, citations = DRAFTERS[INTENTS_BY_NAME[route.intent].drafter](route, fetched)
-    if fetched.errors and not fetched.facts and not fetched.passages:
+    drafter = INTENTS_BY_NAME[route.intent].drafter
+    text, citations = DRAFTERS[drafter](route, fetched)
+    # The portfolio drafter says its own errors: an account two of the user's fit is a
+    # question back, not a failure.
+    if fetched.errors and not fetched.facts and not fetched.passages and drafter != "portfolio":
         text = " ".join(
             f"That request could not be run: {error.message}." for error in fetched.errors
         )
-    clarifying = route.intent == "clarify"
+    clarifying = route.intent == "clarify" or any(
+        error.code == "ambiguous_account" for error in fetched.errors
+    )
     return AnswerDrafted(
         route=route,
         results=completed.results,

@@ -97,4 +97,10 @@ def suggestions(route: RouteDecided) -> list[str]:
         return [f"What was Apple's {label} last year?", "Which valuation metrics do you have?"]
     if route.intent == "clarify":
         return []
+    if route.intent.startswith("portfolio_"):
+        return [
+            "How did my portfolio do this year?",
+            "Which of my holdings did worst this year?",
+            "What did I buy last month?",
+        ]
     return ["What was Apple's revenue last fiscal year?", "Which metrics can I ask about?"]

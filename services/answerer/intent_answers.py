@@ -12,7 +12,6 @@ from collections import defaultdict
 from shared.contracts import Fact, MetricInfo, ToolError, Understood
 from shared.english import possessive
 from shared.formula_words import formula_in_words, in_words
-from shared.intents import INTENTS_BY_NAME
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.value_formatting import format_value
 
@@ -39,10 +38,6 @@ def compose_unknown_term(term: str, capabilities: str) -> str:
 
 def compose_refusal(capabilities: str) -> str:
     return f"That is outside what finq answers. {capabilities}"
-
-
-def compose_not_yet(intent: str, capabilities: str) -> str:
-    return f"{INTENTS_BY_NAME[intent].not_yet} {capabilities}"
 
 
 def compose_unavailable(errors: list[ToolError], companies: list[str]) -> str:

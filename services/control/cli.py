@@ -16,6 +16,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 from pydantic import SecretStr
 
+from services.control.portfolio_commands import (
+    add_ask_identity,
+    add_portfolio_commands,
+    ask_headers,
+    demo_at_start,
+)
 from services.control.servers import NatsServer, PostgresServer, ServerError, port_is_open
 from services.control.settings import ControlSettings
 from services.control.supervisor import ServerWatch, Supervisor
@@ -152,6 +158,7 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
         loaded = asyncio.run(prepare_database(postgres.dsn, service_dsn=postgres.service_dsn))
         if loaded:
             print(f"loaded the bundled dataset: {loaded}")
+        print(demo_at_start(postgres.dsn, home))
         if settings.filings_dir is not None:
             from services.control.filings_folder import ingest_filings_dir
 
@@ -297,7 +304,9 @@ def command_ask(args: argparse.Namespace, settings: ControlSettings) -> int:
     url = settings.url or (state["url"] if state else "http://127.0.0.1:8000")
     body = {"question": args.question, "conversation_id": args.conversation}
     try:
-        response = httpx.post(f"{url}/v1/ask", json=body, timeout=args.timeout)
+        response = httpx.post(
+            f"{url}/v1/ask", json=body, headers=ask_headers(args, settings), timeout=args.timeout
+        )
     except httpx.HTTPError as error:
         print(f"could not reach finq at {url}: {error}", file=sys.stderr)
         return 1
@@ -966,6 +975,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the whole response as JSON")
     ask.add_argument("--conversation", default=None, help="continue this conversation id")
     ask.add_argument("--timeout", type=float, default=60.0)
+    add_ask_identity(ask)
     ask.set_defaults(run=command_ask)
     commands.add_parser("migrate", help="apply the database migrations").set_defaults(
         run=command_migrate
@@ -1052,6 +1062,7 @@ def build_parser() -> argparse.ArgumentParser:
     users_revoke = users_commands.add_parser("revoke", help="revoke a user's key")
     users_revoke.add_argument("name")
     users.set_defaults(run=command_users)
+    add_portfolio_commands(commands)
     aliases = commands.add_parser(
         "aliases", help="metric phrases that missed or needed a fallback, and learned aliases"
     )

@@ -35,9 +35,7 @@ LATENCY_BUDGET_MS = 5000.0
 # A figure matches when within this share of the expected value (answers show 4 digits).
 FIGURE_TOLERANCE = 0.0005
 
-Expect = Literal[
-    "figures", "answer", "no_data", "clarify", "refusal", "not_yet", "no_passage", "uncovered"
-]
+Expect = Literal["figures", "answer", "no_data", "clarify", "refusal", "no_passage", "uncovered"]
 Split = Literal["dev", "heldout"]
 SPLITS: tuple[Split, ...] = ("dev", "heldout")
 SPLIT_FILES: dict[Split, Path] = {"dev": GOLDEN_FILE, "heldout": HELDOUT_FILE}
@@ -207,8 +205,6 @@ def score(outcome: Outcome) -> Score:
         answer_ok = answer_ok and needs and bool(body.get("clarifying_question"))
     elif golden.expect == "refusal":
         answer_ok = answer_ok and not calls and answer.startswith("That is outside what finq")
-    elif golden.expect == "not_yet":
-        answer_ok = answer_ok and not calls and "not answered yet" in answer
     elif golden.expect == "no_passage":
         # The golden pipeline loads no filings: the answer says so and cites nothing.
         answer_ok = answer_ok and bool(_NO_PASSAGE.match(answer))

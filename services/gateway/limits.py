@@ -8,6 +8,7 @@ for an upload), 429 `rate_limited` with `Retry-After`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import time
@@ -131,16 +132,44 @@ class RateLimiter:
 
 
 @dataclass
+class LoopLag:
+    """How late this process's event loop runs what is due: the queue no counter sees.
+
+    Past what it can serve, a gateway's requests wait before any handler runs (parsed one
+    by one on a busy loop), so a limit on questions in flight never trips while latency
+    grows without bound. The lag of a timer that should fire every `interval` is that wait.
+    It rises at once and falls gradually: one late tick is enough to shed, and shedding
+    stops once the loop keeps time again."""
+
+    interval: float = 0.05
+    lag: float = 0.0
+
+    async def watch(self, stopping: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        while not stopping.is_set():
+            started = loop.time()
+            await asyncio.sleep(self.interval)
+            self.observe(loop.time() - started - self.interval)
+
+    def observe(self, late: float) -> None:
+        late = max(0.0, late)
+        self.lag = late if late > self.lag else 0.8 * self.lag + 0.2 * late
+
+
+@dataclass
 class Admission:
-    """How many questions one gateway works on at once. Past it a question is refused at
-    once (503 with Retry-After) instead of queueing without limit: memory stays bounded and
-    the questions admitted keep their latency when finq is offered more than it can serve."""
+    """How many questions one gateway works on at once, and how busy its loop may be. Past
+    either a question is refused at once (503 with Retry-After) instead of queueing without
+    limit: memory stays bounded and the questions admitted keep their latency when finq is
+    offered more than it can serve."""
 
     limit: int
+    max_loop_lag: float = float("inf")  # seconds
+    loop_lag: LoopLag = field(default_factory=LoopLag)
     in_flight: int = 0
 
     def try_enter(self) -> bool:
-        if self.in_flight >= self.limit:
+        if self.in_flight >= self.limit or self.loop_lag.lag > self.max_loop_lag:
             return False
         self.in_flight += 1
         return True

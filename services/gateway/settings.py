@@ -36,12 +36,17 @@ class GatewaySettings(FinqSettings):
     gateway_history_max_chars: int = Field(default=HISTORY_MAX_CHARS, ge=0, le=200_000)
     # Questions this gateway works on at once; past it, 503 `overloaded` with Retry-After.
     gateway_max_in_flight: int = Field(default=256, ge=1, le=100_000)
+    # ...and past this lag of its event loop (requests waiting before any handler runs).
+    gateway_max_loop_lag_ms: float = Field(default=250.0, gt=0, le=60_000)
     # The reconciler: how often one gateway looks for saved work the bus lost, and how old
     # unanswered work must be before it is published again (younger is still on its way).
     gateway_reconcile_every_seconds: float = Field(default=10.0, gt=0, le=3600)
     gateway_reconcile_grace_seconds: float = Field(default=20.0, ge=0, le=3600)
     # The largest upload (413 past it, counted as it is read).
     document_upload_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+    # The largest activity file POST /v1/portfolio/import takes (413 past it, counted as it
+    # is read).
+    gateway_portfolio_import_max_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
     # Where an upload's body is held while it arrives (then it is in the database); unset:
     # the system's temporary folder.
     document_upload_dir: Path | None = None

@@ -82,8 +82,7 @@ def answered_tools() -> list[str]:
     """The tools of the intents finq answers, in registry order."""
     tools: list[str] = []
     for intent in INTENTS:
-        if intent.answered:
-            tools.extend(sorted(t for t in intent.tools if t not in tools))
+        tools.extend(sorted(t for t in intent.tools if t not in tools))
     return tools
 
 

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from services.router.coverage import meaningful
 from services.router.metric_finding import MetricFinder, describe_unknown
 from services.router.periods import period_arguments, price_window
+from services.router.portfolio_planning import plan_portfolio_calls
 from services.router.rules import (
     METRIC_INTENTS,
     CompanyDirectory,
@@ -352,6 +353,19 @@ def plan_clarification(intent: Intent, planning: Planning) -> RouteDecided:
     )
 
 
+# --- the user's portfolio -------------------------------------------------------------------
+
+
+def plan_portfolio(intent: Intent, planning: Planning) -> RouteDecided:
+    """The user's own holdings, activity and returns (services.router.portfolio_planning);
+    what was read is kept on the route, for the answerer and for follow-ups."""
+    plan = plan_portfolio_calls(intent, planning.understanding, planning.directory)
+    planning.understood.portfolio = plan.reading
+    if plan.clarifying is not None:
+        return pending(planning, plan.intent, plan.clarifying)
+    return validated_plan(planning, plan.intent, plan.calls)
+
+
 # --- the registry -------------------------------------------------------------------------
 
 PLANNERS: dict[PlannerKind, Planner] = {
@@ -363,6 +377,7 @@ PLANNERS: dict[PlannerKind, Planner] = {
     "metric_list": plan_metric_list,
     "no_tools": plan_no_tools,
     "clarification": plan_clarification,
+    "portfolio": plan_portfolio,
 }
 
 

@@ -62,7 +62,9 @@ def decide_route(
     understanding.scores = score_intents(understanding)
     best, top, lead = rules_confidence(understanding.scores)
     confidence = round(min(1.0, top / (top + (top - lead) + 1.0)), 2) if top > 0 else 0.0
-    decided_by: RouteLayer = "conversation" if understanding.inherited else "rules"
+    # A portfolio follow-up may take only its reading from the turn before ("and in my IRA?").
+    from_conversation = bool(understanding.inherited or understanding.previous_intent)
+    decided_by: RouteLayer = "conversation" if from_conversation else "rules"
     unsure = False
     if not (top >= thresholds.min_score and lead >= thresholds.min_margin):
         prediction = classifier.predict(question) if classifier is not None else None

@@ -24,6 +24,15 @@ from services.router.periods import (
     find_last_n,
     find_periods,
 )
+from services.router.portfolio_reading import (
+    PORTFOLIO_INTENTS,
+    followed_up,
+    names_only_portfolio_slots,
+    portfolio_reading_before,
+    read_portfolio,
+    speaks_of_own_holdings,
+    today_of,
+)
 from services.router.ratios import ratio_asked
 from shared.contracts import (
     CompanyRef,
@@ -32,6 +41,7 @@ from shared.contracts import (
     MetricRef,
     MetricScope,
     PeriodSelection,
+    PortfolioReading,
     PriceWindow,
     RatioAsked,
     RouteSlot,
@@ -383,6 +393,10 @@ class Understanding:
     scores: dict[str, float] = field(default_factory=dict)
     spoken_metric: bool = False  # read from a verb ("how much did Tesla make")
     ratio: RatioAsked | None = None  # one figure as a share of another, computed
+    # What a question about the user's own portfolio names (services.router.portfolio_reading),
+    # and whether it continues the portfolio question before it.
+    portfolio: PortfolioReading | None = None
+    portfolio_follow_up: bool = False
 
     @property
     def ranked(self) -> list[tuple[str, float]]:
@@ -541,6 +555,12 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         not_understood=not_understood,
         spoken_metric=spoken_metric,
         ratio=ratio,
+        portfolio=read_portfolio(
+            corrected,
+            today_of(entry.latest_price_day for entry in directory.entries),
+            metrics=matches.metrics,
+            company_spans=[(start, end) for start, end, _ in mentions],
+        ),
     )
 
 
@@ -753,6 +773,25 @@ def score_intents(understanding: Understanding) -> dict[str, float]:
         scores["definition"] -= 2.0
     if symbols and figures:
         scores["list_metrics"] -= 3.0
+    if speaks_of_own_holdings(question) and scores["out_of_scope"] <= 0:
+        # The user's own holdings: a company or figure named beside them is a holding or a
+        # screen of the holdings, not a company's figure or price. (Advice asked about a
+        # holding, "should I sell my Tesla shares?", is still advice.)
+        for intent in PORTFOLIO_INTENTS:
+            if scores[intent] > 0:
+                scores[intent] += 1.5
+        for intent in (*METRIC_INTENTS, "price"):
+            scores[intent] -= 3.0
+        reading = understanding.portfolio
+        if figures and not symbols and reading is not None and reading.condition:
+            # "Which of my holdings had falling revenue": a figure with a condition, asked
+            # of the companies the user holds.
+            scores["portfolio_screen"] += 3.0
+    if understanding.portfolio_follow_up and understanding.previous_intent in PORTFOLIO_INTENTS:
+        # A portfolio follow-up ("and in my IRA?", "what about last year?") stays the kind of
+        # question it follows unless its own words ask for another.
+        previous = understanding.previous_intent
+        scores[previous] = max(scores[previous], 0.0) + 3.0
     scores["clarify"] = 0.0
     return scores
 
@@ -813,6 +852,27 @@ def inherit_from_previous_turn(
     )
     if not follow_up:
         return
+    portfolio_before = portfolio_reading_before(previous)
+    if (
+        portfolio_before is not None
+        and understanding.portfolio is not None
+        and (
+            pending
+            or _FOLLOW_UP_OPENING.search(question)
+            or _PRONOUN.search(question)
+            or (
+                not understanding.metrics
+                and names_only_portfolio_slots(understanding.portfolio, question)
+            )
+        )
+    ):
+        # "And in my IRA?", "what about last year?", "and MSFT?": the portfolio question
+        # before, with only what this one names put in place.
+        understanding.portfolio = followed_up(portfolio_before, understanding.portfolio)
+        understanding.portfolio_follow_up = True
+        understanding.previous_intent = (
+            previous.intent if previous.intent in PORTFOLIO_INTENTS else before.pending_intent
+        )
     # A question complete in itself: only an unnamed period carries over ("And Apple's net
     # income?" after a question about fiscal 2022).
     if (
@@ -877,8 +937,9 @@ def inherit_from_previous_turn(
         understanding.forms = list(before.documents.forms)
         understanding.inherited.append("forms")
     if previous.intent and understanding.inherited:
-        # The turn before sets the kind of question unless this one says otherwise.
-        understanding.previous_intent = previous.intent
+        # The turn before sets the kind of question unless this one says otherwise (a reply
+        # to a clarifying question about the portfolio continues what was asked).
+        understanding.previous_intent = understanding.previous_intent or previous.intent
 
 
 def understood_of(understanding: Understanding, directory: CompanyDirectory) -> Understood:

@@ -11,6 +11,7 @@ from services.tools.document_search import DocumentSearch
 from services.tools.filings import get_recent_filings
 from services.tools.financial_metrics import get_financial_metrics
 from services.tools.metric_listing import list_metrics
+from services.tools.portfolio import largest_holdings, run_portfolio_tool
 from services.tools.prices import get_prices
 from services.tools.sql import Fetcher
 from shared.contracts import RouteDecided, ToolCall, ToolError, ToolResult, ToolsCompleted
@@ -21,8 +22,12 @@ from shared.tool_schemas import (
     GET_PRICES,
     GET_RECENT_FILINGS,
     LIST_METRICS,
+    PORTFOLIO_TOOLS,
     SEARCH_DOCUMENTS,
+    SEARCH_HOLDINGS_DOCUMENTS,
     TOOL_ARGUMENTS,
+    SearchDocumentsArgs,
+    SearchHoldingsDocumentsArgs,
 )
 
 ToolFunction = Callable[[Fetcher, Any], Awaitable[ToolResult]]
@@ -64,6 +69,12 @@ async def run_tool_call(
         )
     if call.tool == SEARCH_DOCUMENTS and documents is not None:
         return await documents.search(db, args, user_id)
+    if call.tool == SEARCH_HOLDINGS_DOCUMENTS and documents is not None:
+        assert isinstance(args, SearchHoldingsDocumentsArgs)
+        return await search_holdings_documents(db, args, documents, user_id)
+    if call.tool in PORTFOLIO_TOOLS and call.tool != SEARCH_HOLDINGS_DOCUMENTS:
+        # The user's own rows: read in transactions acting for the envelope's user.
+        return await run_portfolio_tool(db, user_id, call.tool, args)  # type: ignore[arg-type]
     tool = TOOLS.get(call.tool)
     if tool is None:
         return _refusal(
@@ -72,6 +83,35 @@ async def run_tool_call(
             f"{call.tool} is planned but not available in this version of finq",
         )
     return await tool(db, args)
+
+
+async def search_holdings_documents(
+    db: Fetcher, args: SearchHoldingsDocumentsArgs, documents: DocumentSearch, user_id: str
+) -> ToolResult:
+    """What the filings of the user's largest holdings say: the holdings from their own rows,
+    then one search of each company's filings, the passages gathered in one result."""
+    symbols, facts, sources = await largest_holdings(db, user_id, args)  # type: ignore[arg-type]
+    arguments = args.model_dump(mode="json", exclude_none=True)
+    result = ToolResult(
+        tool=SEARCH_HOLDINGS_DOCUMENTS, arguments=arguments, facts=facts, sources=sources
+    )
+    if not symbols:
+        result.missing.append("you hold no priced positions to look up")
+    for symbol in symbols:
+        search = SearchDocumentsArgs(
+            query=args.query,
+            symbols=[symbol],
+            forms=args.forms,
+            fiscal_year=args.fiscal_year,
+            limit=args.limit,
+        )
+        found = await documents.search(db, search, user_id)
+        result.passages.extend(found.passages)
+        result.sources.extend(found.sources)
+        result.missing.extend(found.missing)
+        if found.error is not None and result.error is None:
+            result.error = found.error
+    return result
 
 
 async def run_route(

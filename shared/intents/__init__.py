@@ -24,8 +24,13 @@ from shared.intents import (
     metric_lookup,
     metric_trend,
     out_of_scope,
+    portfolio_activity,
+    portfolio_cash,
     portfolio_overview,
+    portfolio_performance,
     portfolio_position,
+    portfolio_ranking,
+    portfolio_screen,
     price,
 )
 from shared.intents.intent_definition import (
@@ -48,6 +53,11 @@ INTENTS: tuple[IntentDefinition, ...] = (
     list_metrics.DEFINITION,
     portfolio_overview.DEFINITION,
     portfolio_position.DEFINITION,
+    portfolio_activity.DEFINITION,
+    portfolio_performance.DEFINITION,
+    portfolio_ranking.DEFINITION,
+    portfolio_cash.DEFINITION,
+    portfolio_screen.DEFINITION,
     clarify.DEFINITION,
     out_of_scope.DEFINITION,
 )

@@ -25,6 +25,7 @@ PlannerKind = Literal[
     "metric_list",
     "no_tools",
     "clarification",
+    "portfolio",
 ]
 # How an answer is drafted from what was fetched.
 DrafterKind = Literal[
@@ -35,9 +36,9 @@ DrafterKind = Literal[
     "documents",
     "definition",
     "metric_list",
-    "not_yet",
     "refusal",
     "clarification",
+    "portfolio",
 ]
 
 
@@ -62,10 +63,5 @@ class IntentDefinition:
     tools: frozenset[str]
     cues: tuple[Cue, ...] = ()
     examples: tuple[str, ...] = ()
-    # False for an intent finq recognizes before it can answer it (portfolio questions until
-    # the portfolio issue lands): the answer says so instead of guessing.
-    answered: bool = True
-    # What the user is told when `answered` is False.
-    not_yet: str = ""
     # Slots the plan cannot be made without; a question missing one gets a clarifying question.
     required: tuple[str, ...] = field(default=())

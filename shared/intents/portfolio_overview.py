@@ -1,43 +1,48 @@
-"""The user's own portfolio as a whole: value, allocation, performance."""
+"""The user's portfolio as a whole: what it is worth, its holdings, its allocation."""
 
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
+from shared.tool_schemas import GET_ACCOUNT_VALUE, GET_CASH_BALANCE, GET_POSITIONS
 
 DEFINITION = IntentDefinition(
     name="portfolio_overview",
-    description="The user's own portfolio as a whole: value, allocation, performance.",
-    planner="no_tools",
-    drafter="not_yet",
-    tools=frozenset(),
-    answered=False,
-    not_yet=(
-        "Portfolio questions are not answered yet: finq does not hold your accounts or "
-        "positions in this version."
-    ),
+    description="The user's portfolio as a whole: what it is worth, its holdings, its allocation.",
+    planner="portfolio",
+    drafter="portfolio",
+    tools=frozenset({GET_POSITIONS, GET_ACCOUNT_VALUE, GET_CASH_BALANCE}),
     cues=(
-        cue(r"\bmy (?:portfolio|holdings|account|investments|positions)\b", 3.0),
+        # Weaker than the other portfolio intents' cues: "my portfolio" is in most of them.
+        cue(r"\bmy (?:portfolio|holdings|accounts?|investments|positions)\b", 2.0),
+        cue(r"\bmy (?:\w+ )?(?:allocation|net worth)\b|\b(?:asset )?allocation\b", 3.0),
+        # "what's my IRA worth", "my account balance"; a cash balance is the cash intent's.
+        cue(r"\bmy (?:(?!cash\b)[\w()'’]+ ){0,3}?(?:worth|value|balance)\b", 3.0),
+        cue(r"\bwhat (?:\w+ )?(?:do|did) (?:i|we) (?:own|hold|have)\b", 3.0),
         cue(
-            r"\bam i (?:up|down)\b|\bmy (?:\w+ )?(?:returns?|allocation|cash|balance"
-            r"|performance|net worth)\b",
-            3.0,
+            r"\b(?:how much|what (?:share|part|portion|percent(?:age)?|fraction)) of my "
+            r"(?:portfolio|holdings|money|investments|accounts?)\b",
+            2.5,
         ),
+        cue(r"\bmy (?:\w+ )?(?:etfs|stocks|bonds|crypto|funds|equities)\b", 2.0),
+        cue(r"\bdiversif\w*\b|\bbreak\s?down\b|\bexposure\b", 1.0),
+        cue(r"^\s*(?:list|show)(?: me)? (?:all )?my\b", 1.0),
     ),
     examples=(
-        "How is my portfolio doing?",
         "What is my portfolio worth?",
         "Show my holdings",
-        "What's my allocation by sector?",
+        "What's my allocation by asset class?",
         "what's my portfolio worth today",
-        "how are my investments doing",
-        "am I up or down this year",
         "show my account balance",
-        "what is my total return",
-        "break down my holdings by sector",
-        "how much cash do I have in my account",
-        "my portfolio performance",
+        "break down my holdings by account",
         "list my positions",
         "how diversified is my portfolio",
         "what's my asset allocation",
+        "what is my Roth IRA worth",
+        "what do I hold in my brokerage account",
+        "list my ETFs",
+        "how much of my portfolio is in bonds",
+        "what crypto do I own",
+        "what was my account value at the end of {year}",
+        "what are all my accounts worth together",
     ),
 )

@@ -1,25 +1,36 @@
-"""One holding in the user's portfolio: shares, cost, gain or loss."""
+"""One holding of the user's: shares, cost basis, value, gain or loss, return since purchase."""
 
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
+from shared.tool_schemas import GET_POSITIONS
 
 DEFINITION = IntentDefinition(
     name="portfolio_position",
-    description="One holding in the user's portfolio: shares, cost, gain or loss.",
-    planner="no_tools",
-    drafter="not_yet",
-    tools=frozenset(),
-    answered=False,
-    not_yet=(
-        "Questions about your own positions are not answered yet: finq does not hold "
-        "your accounts or positions in this version."
+    description=(
+        "One holding in the user's portfolio: shares, cost basis, value, gain or loss, "
+        "return since purchase."
     ),
+    planner="portfolio",
+    drafter="portfolio",
+    tools=frozenset({GET_POSITIONS}),
     cues=(
-        cue(r"\bmy (?:\w+\s+)?(?:position|shares|stake|stock|lot)s?\b", 3.0),
-        cue(r"\bmy (?:cost basis|average cost|gains?|losses|p&l|unrealized|realized)\b", 3.0),
-        cue(r"\b(?:did|do) (?:i|we) (?:pay|buy|sell|own|hold)\b", 2.5),
-        cue(r"\b(?:i|we) (?:own|hold|bought|sold)\b", 2.0),
+        # "my AAPL position", "my apple shares", "my Tesla stake": one holding, by company.
+        cue(r"\bmy (?:[\w$.&'’-]+\s+){1,2}?(?:position|shares|stake|stock|lot)s?\b", 3.0),
+        cue(r"\bmy (?:position|stake|shares|lots?) (?:in|of)\b", 3.0),
+        # "my total gain", not "my portfolio gain" (the whole portfolio's performance).
+        cue(
+            r"\bmy (?:(?:total|overall|net|unrealized|realized|average) )?(?:cost basis"
+            r"|average cost|gains?|losses|p&l|unrealized|realized)\b",
+            3.0,
+        ),
+        cue(r"\bmy (?:\w+ )?(?:gains?|loss(?:es)?|returns?) on\b", 3.0),
+        cue(r"\b(?:cost basis|average cost|fifo|lots?)\b", 1.5),
+        cue(r"\b(?:realized|unrealized)\s+(?:gains?|loss(?:es)?|p&l)\b", 3.0),
+        cue(r"\b(?:what|how much) did (?:i|we) pay for\b", 3.0),
+        cue(r"\bhow many (?:shares|units)\b[^?]*\b(?:i|we)\b", 2.5),
+        cue(r"\b(?:do|did) (?:i|we) (?:still )?(?:own|hold)\b", 2.0),
+        cue(r"\bam i (?:up|down) on\b|\b(?:gain|loss|return) on my\b", 3.0),
     ),
     examples=(
         "How is my {company} position doing?",
@@ -28,12 +39,17 @@ DEFINITION = IntentDefinition(
         "how many shares of {company} do I hold",
         "what's my gain on {company}",
         "my {company} position",
-        "what did I pay for {company}",
+        "how much did I pay for {company}",
         "am I up on my {company} shares",
         "how much is my {company} stake worth",
-        "when did I buy {company}",
         "cost basis of my {company} shares",
-        "should I worry about my {company} lot",
+        "what is my FIFO cost basis in {company}",
+        "realized gain on my {company} sales",
         "my {company} stock",
+        "how many {company} shares are in my Roth IRA",
+        "what's my average cost per share of {company} in my 401k",
+        "what was my {company} position worth at the end of {year}",
+        "do I still own any {company}",
+        "unrealized loss on my {company} lots",
     ),
 )

@@ -1,0 +1,355 @@
+"""Answers about the user's own portfolio, written from the facts the portfolio tools
+fetched (services/tools/portfolio.py): every figure shown is one of those facts, in cents
+for the user's own money, and every sentence cites the rows or closes it came from.
+
+A question the tools could not answer for an account it could not place (two accounts fit
+the words) is answered with the question back: which account.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from services.answerer.passages import compose_passages_answer
+from shared.contracts import Citation, Fact, RouteDecided, Source
+from shared.value_formatting import format_per_share
+
+PORTFOLIO = "PORTFOLIO"
+
+
+def cents(value: float) -> str:
+    """The user's own money to the cent: "$1,234.56", "-$12.00"."""
+    sign = "-" if value < 0 else ""
+    return f"{sign}${abs(value):,.2f}"
+
+
+def shares(value: float) -> str:
+    text = f"{value:,.4f}".rstrip("0").rstrip(".")
+    return f"{text} share{'' if value == 1 else 's'}"
+
+
+def percent(value: float) -> str:
+    return f"{value:.1f}%"
+
+
+class Citing:
+    """Numbers citations in the order sentences first use their sources."""
+
+    def __init__(self, sources: Iterable[Source]) -> None:
+        self.by_id = {source.source_id: source for source in sources}
+        self.order: list[str] = []
+
+    def mark(self, *facts: Fact | None) -> str:
+        numbers = []
+        for fact in facts:
+            if fact is None or fact.source_id not in self.by_id:
+                continue
+            if fact.source_id not in self.order:
+                self.order.append(fact.source_id)
+            number = self.order.index(fact.source_id) + 1
+            if number not in numbers:
+                numbers.append(number)
+        return "".join(f" [{n}]" for n in numbers)
+
+    def citations(self) -> list[Citation]:
+        return [
+            Citation(
+                source_id=source.source_id,
+                label=source.label,
+                form=source.form,
+                accession=source.accession,
+                url=source.url,
+            )
+            for source in (self.by_id[source_id] for source_id in self.order)
+        ]
+
+
+def _by(facts: Iterable[Fact], *keys: str) -> dict[tuple[str, ...], dict[str, Fact]]:
+    """Facts grouped by (symbol, account-in-label) and then by metric."""
+    grouped: dict[tuple[str, ...], dict[str, Fact]] = defaultdict(dict)
+    for fact in facts:
+        grouped[tuple(getattr(fact, key) for key in keys)][fact.metric] = fact
+    return grouped
+
+
+def _account_of(fact: Fact) -> str:
+    """The account a holding fact is of: its label ends "... in <account>"."""
+    return fact.metric_label.rsplit(" in ", 1)[-1]
+
+
+def compose_positions(facts: list[Fact], cite: Citing) -> list[str]:
+    holding_facts = [f for f in facts if f.symbol != PORTFOLIO and f.metric == "shares_held"]
+    sentences = []
+    for held in holding_facts:
+        account = _account_of(held)
+        mine = {
+            f.metric: f
+            for f in facts
+            if f.symbol == held.symbol
+            and (f.metric in ("last_close",) or _account_of(f) == account)
+        }
+        name = f"{held.company} ({held.symbol})"
+        if held.value:
+            sentence = f"In {account} you hold {shares(held.value)} of {name}"
+            basis, average = mine.get("cost_basis"), mine.get("average_cost")
+            if basis and average:
+                sentence += (
+                    f", bought for {cents(basis.value)} "
+                    f"(an average cost of {format_per_share(average.value)} a share"
+                )
+                fifo = mine.get("cost_basis_fifo")
+                if fifo and abs(fifo.value - basis.value) >= 0.005:
+                    sentence += f"; {cents(fifo.value)} by FIFO lots"
+                sentence += ")"
+            sentences.append(sentence + "." + cite.mark(held, basis))
+            close, value = mine.get("last_close"), mine.get("market_value")
+            gain, ret = mine.get("unrealized_gain"), mine.get("unrealized_return")
+            if close and value and gain:
+                word = "gain" if gain.value >= 0 else "loss"
+                text = (
+                    f"At the {close.period_end} close of {format_per_share(close.value)} "
+                    f"they are worth {cents(value.value)}: an unrealized {word} of "
+                    f"{cents(abs(gain.value))}"
+                )
+                if ret:
+                    text += f" ({percent(ret.value)} since purchase)"
+                sentences.append(text + "." + cite.mark(close))
+        else:
+            sentences.append(f"You no longer hold {name} in {account}." + cite.mark(held))
+        realized, realized_fifo = mine.get("realized_gain"), mine.get("realized_gain_fifo")
+        if realized:
+            text = (
+                f"Your sales of {held.symbol} there realized {cents(realized.value)} (average cost"
+            )
+            if realized_fifo and abs(realized_fifo.value - realized.value) >= 0.005:
+                text += f"; {cents(realized_fifo.value)} by FIFO lots"
+            sentences.append(text + ")." + cite.mark(realized))
+        dividends = mine.get("dividends_received")
+        if dividends:
+            sentences.append(
+                f"{held.symbol} paid you {cents(dividends.value)} in dividends there."
+                + cite.mark(dividends)
+            )
+    return sentences
+
+
+def compose_account_values(facts: list[Fact], cite: Citing) -> list[str]:
+    sentences = []
+    accounts = _by((f for f in facts if f.symbol == PORTFOLIO), "company")
+    total = next((f for f in facts if f.metric == "portfolio_value"), None)
+    if total:
+        sentences.append(
+            f"All your accounts were worth {cents(total.value)} on {total.period_end}."
+            + cite.mark(total)
+        )
+    for (account,), metrics in accounts.items():
+        value = metrics.get("account_value")
+        if value is None:
+            continue
+        holdings, cash = metrics.get("holdings_value"), metrics.get("cash_total")
+        parts = []
+        if holdings:
+            parts.append(f"{cents(holdings.value)} in holdings")
+        if cash:
+            parts.append(f"{cents(cash.value)} in cash")
+        sentences.append(
+            f"{account} was worth {cents(value.value)} on {value.period_end}"
+            + (f" ({' and '.join(parts)})" if parts else "")
+            + "."
+            + cite.mark(value)
+        )
+    return sentences
+
+
+def compose_cash(facts: list[Fact], cite: Citing) -> list[str]:
+    sentences = []
+    for (account,), metrics in _by((f for f in facts if f.symbol == PORTFOLIO), "company").items():
+        total = metrics.get("cash_total")
+        if total is None or "account_value" in metrics:
+            continue
+        settled, unsettled = metrics.get("cash_settled"), metrics.get("cash_unsettled")
+        text = f"{account} holds {cents(total.value)} in cash on {total.period_end}"
+        if settled and unsettled and unsettled.value:
+            text += f": {cents(settled.value)} settled and {cents(unsettled.value)} not yet settled"
+        elif settled:
+            text += ", all of it settled"
+        sentences.append(text + "." + cite.mark(total))
+    everything = next((f for f in facts if f.metric == "cash_all"), None)
+    if everything:
+        sentences.append(
+            f"Across your accounts that is {cents(everything.value)}." + cite.mark(everything)
+        )
+    return sentences
+
+
+_DONE = {
+    "buy": "bought",
+    "sell": "sold",
+    "dividend": "received a dividend",
+    "interest": "received interest",
+    "deposit": "deposited",
+    "withdrawal": "withdrew",
+    "transfer": "transferred",
+    "fee": "paid a fee",
+}
+
+
+def compose_activity(facts: list[Fact], cite: Citing) -> list[str]:
+    rows: dict[str, dict[str, Fact]] = defaultdict(dict)
+    for fact in facts:
+        if fact.source_id.startswith("portfolio:row:"):
+            rows[fact.source_id][fact.metric.rsplit("_", 1)[-1]] = fact
+    sentences = []
+    for metrics in rows.values():
+        amount = metrics["amount"]
+        kind = amount.metric.rsplit("_", 1)[0]
+        day = amount.period_end
+        if kind in ("buy", "sell") and "quantity" in metrics and "price" in metrics:
+            text = (
+                f"On {day} you {_DONE[kind]} {shares(metrics['quantity'].value)} of "
+                f"{amount.company} ({amount.symbol}) at {format_per_share(metrics['price'].value)}"
+                f" a share, {cents(amount.value)} in all"
+            )
+            if "fees" in metrics:
+                text += f" with {cents(metrics['fees'].value)} of fees"
+        elif amount.symbol != PORTFOLIO:
+            text = f"On {day} you {_DONE[kind]} of {cents(amount.value)} from {amount.company}"
+        else:
+            text = f"On {day} you {_DONE[kind]} {cents(amount.value)}"
+            if kind in ("deposit", "withdrawal", "transfer", "fee", "interest"):
+                text += f" ({amount.company})"
+        sentences.append(text + "." + cite.mark(amount))
+    totals = [f for f in facts if f.metric.endswith("_total") and f.symbol == PORTFOLIO]
+    if len(rows) > 1:
+        for total in totals:
+            kind = total.metric.removesuffix("_total")
+            sentences.append(
+                f"In all, the {kind} rows from {total.period_start} to {total.period_end} "
+                f"come to {cents(total.value)}." + cite.mark(total)
+            )
+    return sentences
+
+
+def compose_performance(facts: list[Fact], cite: Citing, method: str) -> list[str]:
+    metrics = {f.metric: f for f in facts if f.symbol == PORTFOLIO}
+    twr = metrics.get("time_weighted_return")
+    if twr is None:
+        return []
+    gain, start, end = metrics.get("gain"), metrics.get("start_value"), metrics.get("end_value")
+    flows = metrics.get("net_deposits")
+    sentences = [
+        f"From {twr.period_start} to {twr.period_end} {twr.company} returned "
+        f"{percent(twr.value)} ({method})." + cite.mark(twr)
+    ]
+    if gain and start and end:
+        text = (
+            f"It went from {cents(start.value)} to {cents(end.value)}"
+            + (f" with {cents(flows.value)} of net deposits" if flows and flows.value else "")
+            + f": a {'gain' if gain.value >= 0 else 'loss'} of {cents(abs(gain.value))}, "
+            "deposits and withdrawals not counted as gains."
+        )
+        sentences.append(text)
+    return sentences
+
+
+def compose_ranking(facts: list[Fact], cite: Citing, route: RouteDecided) -> list[str]:
+    ranked = _by((f for f in facts if f.metric in ("holding_gain", "holding_return")), "symbol")
+    if not ranked:
+        return []
+    arguments = route.tool_calls[0].arguments if route.tool_calls else {}
+    order = "worst" if arguments.get("order") == "worst" else "best"
+    by = "in dollars" if arguments.get("by") == "usd" else "by percent"
+    first = next(iter(ranked.values()))["holding_gain"]
+    sentences = [f"Your {order} holdings {by} from {first.period_start} to {first.period_end}:"]
+    for number, ((symbol,), metrics) in enumerate(ranked.items(), start=1):
+        gain = metrics["holding_gain"]
+        ret = metrics.get("holding_return")
+        text = f"{number}. {gain.company} ({symbol}): {cents(gain.value)}"
+        if ret:
+            text += f" ({percent(ret.value)})"
+        sentences.append(text + "." + cite.mark(gain))
+    return sentences
+
+
+def compose_screen(facts: list[Fact], cite: Citing, route: RouteDecided) -> list[str]:
+    share = next((f for f in facts if f.metric == "screen_share"), None)
+    matching = [f for f in facts if f.metric == "screen_match"]
+    figures = [f for f in facts if f.source_id.startswith("xbrl:")]
+    if share is None:
+        return []
+    sentences = []
+    label = figures[0].metric_label.lower() if figures else "figure"
+    for fact in sorted(figures, key=lambda f: (f.symbol, f.fiscal_year)):
+        value = f"{fact.value:,.1f}%" if fact.unit == "%" else cents(fact.value)
+        if fact.unit == "USD" and abs(fact.value) >= 1e6:
+            value = f"${fact.value / 1e9:,.1f} billion"
+        sentences.append(
+            f"{fact.company}'s {label} in fiscal {fact.fiscal_year} was {value}." + cite.mark(fact)
+        )
+    names = [f"{f.company} ({f.symbol})" for f in matching]
+    matched = next((f for f in facts if f.metric == "screen_value"), None)
+    total = next((f for f in facts if f.metric == "holdings_value"), None)
+    if names:
+        verb = "meets" if len(names) == 1 else "meet"
+        sentences.append(f"Of your holdings, {' and '.join(names)} {verb} that.")
+    else:
+        sentences.append("None of your holdings meets that.")
+    if matched and total:
+        sentences.append(
+            f"They make up {percent(share.value)} of your holdings' value on "
+            f"{share.period_end}: {cents(matched.value)} of {cents(total.value)}."
+            + cite.mark(share)
+        )
+    return sentences
+
+
+def draft_portfolio(
+    route: RouteDecided,
+    facts: list[Fact],
+    sources: list[Source],
+    missing: list[str],
+    passages: list,  # type: ignore[type-arg]
+    errors: list,  # type: ignore[type-arg]
+    method: str,
+) -> tuple[str, list[Citation]]:
+    for error in errors:
+        if error.code == "ambiguous_account":
+            return error.message, []
+        if error.code == "unknown_account":
+            return f"I could not answer that: {error.message}.", []
+        if error.code == "no_portfolio":
+            return error.message[0].upper() + error.message[1:] + ".", []
+    tools = {call.tool for call in route.tool_calls}
+    if "search_holdings_documents" in tools:
+        # The passages number their own citations; the holdings sentence needs none (its
+        # figures are facts the validator checks all the same).
+        values = [f for f in facts if f.metric == "market_value"]
+        lead = ""
+        if values:
+            named = " and ".join(f"{f.company} ({f.symbol}, {cents(f.value)})" for f in values)
+            lead = f"Your largest holdings on {values[0].period_end} are {named}. "
+        text, quoted = compose_passages_answer(route.question, passages, sources)
+        return lead + text, quoted
+    cite = Citing(sources)
+    sentences: list[str] = []
+    if "get_account_value" in tools:
+        sentences += compose_account_values(facts, cite)
+    if "get_positions" in tools:
+        sentences += compose_positions(facts, cite)
+    if "get_cash_balance" in tools:
+        sentences += compose_cash(facts, cite)
+    if "get_portfolio_activity" in tools:
+        sentences += compose_activity(facts, cite)
+    if "get_portfolio_performance" in tools:
+        sentences += compose_performance(facts, cite, method)
+    if "rank_holdings" in tools:
+        sentences += compose_ranking(facts, cite, route)
+    if "screen_holdings" in tools:
+        sentences += compose_screen(facts, cite, route)
+    citations = cite.citations()
+    if missing:
+        sentences.append("Note: " + "; ".join(dict.fromkeys(missing)) + ".")
+    if not sentences:
+        sentences.append("I found nothing in your portfolio for that.")
+    return " ".join(sentences), citations

@@ -1,0 +1,34 @@
+"""Cash in the user's accounts: settled, unsettled and total."""
+
+from __future__ import annotations
+
+from shared.intents.intent_definition import IntentDefinition, cue
+from shared.tool_schemas import GET_CASH_BALANCE
+
+DEFINITION = IntentDefinition(
+    name="portfolio_cash",
+    description="Cash in the user's accounts: settled, unsettled and total.",
+    planner="portfolio",
+    drafter="portfolio",
+    tools=frozenset({GET_CASH_BALANCE}),
+    cues=(
+        # "Cash management" names an account, not the cash in it.
+        cue(
+            r"\bcash\b(?![\s-]+management)[^?.]*\b(?:my|our)\b"
+            r"|\bmy (?:\w+ )?cash\b(?![\s-]+management)",
+            3.5,
+        ),
+        cue(r"\bcash\b(?![\s-]+management)[^?.]*\b(?:do|did) (?:i|we) have\b", 3.5),
+        cue(r"\b(?:unsettled|settled|buying power|uninvested|sweep)\b", 3.0),
+    ),
+    examples=(
+        "How much cash is in my Roth IRA?",
+        "how much cash do I have",
+        "what's my cash balance",
+        "do I have unsettled cash",
+        "my settled cash in my brokerage account",
+        "how much uninvested cash is in my accounts",
+        "what's my buying power in my brokerage account",
+        "how much cash is sitting in my 401k",
+    ),
+)
