@@ -41,12 +41,6 @@ from shared.contracts import (
 from shared.intents import INTENTS_BY_NAME, DrafterKind
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 
-# How the time-weighted return is computed, named in every performance answer.
-TWR_METHOD = (
-    "time-weighted, chained over the periods between deposits and withdrawals, "
-    "each valued at the day's close"
-)
-
 
 def reading_note(understood: Understood) -> str:
     """ "I read 'gross margn' as gross margin." for metrics only a fallback understood, and
@@ -168,7 +162,6 @@ def draft_portfolio(route: RouteDecided, fetched: Fetched) -> Drafted:
         fetched.missing,
         fetched.passages,
         fetched.errors,
-        TWR_METHOD,
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from services.answerer.passages import compose_passages_answer
 from shared.contracts import Citation, Fact, RouteDecided, Source
+from shared.portfolio.ledger import HOLDING_PERFORMANCE_METHOD, TIME_WEIGHTED_RETURN_METHOD
 from shared.value_formatting import format_per_share
 
 PORTFOLIO = "PORTFOLIO"
@@ -231,7 +232,7 @@ def compose_activity(facts: list[Fact], cite: Citing) -> list[str]:
     return sentences
 
 
-def compose_performance(facts: list[Fact], cite: Citing, method: str) -> list[str]:
+def compose_performance(facts: list[Fact], cite: Citing) -> list[str]:
     metrics = {f.metric: f for f in facts if f.symbol == PORTFOLIO}
     twr = metrics.get("time_weighted_return")
     if twr is None:
@@ -240,7 +241,7 @@ def compose_performance(facts: list[Fact], cite: Citing, method: str) -> list[st
     flows = metrics.get("net_deposits")
     sentences = [
         f"From {twr.period_start} to {twr.period_end} {twr.company} returned "
-        f"{percent(twr.value)} ({method})." + cite.mark(twr)
+        f"{percent(twr.value)} ({TIME_WEIGHTED_RETURN_METHOD})." + cite.mark(twr)
     ]
     if gain and start and end:
         text = (
@@ -261,11 +262,15 @@ def compose_ranking(facts: list[Fact], cite: Citing, route: RouteDecided) -> lis
     order = "worst" if arguments.get("order") == "worst" else "best"
     by = "in dollars" if arguments.get("by") == "usd" else "by percent"
     first = next(iter(ranked.values()))["holding_gain"]
-    sentences = [f"Your {order} holdings {by} from {first.period_start} to {first.period_end}:"]
-    for number, ((symbol,), metrics) in enumerate(ranked.items(), start=1):
+    sentences = [
+        f"Your {order} holdings {by} from {first.period_start} to {first.period_end}, "
+        f"{order} first ({HOLDING_PERFORMANCE_METHOD}):"
+    ]
+    # No list numbers: "2." would read as a figure of the sentence before it.
+    for (symbol,), metrics in ranked.items():
         gain = metrics["holding_gain"]
         ret = metrics.get("holding_return")
-        text = f"{number}. {gain.company} ({symbol}): {cents(gain.value)}"
+        text = f"{gain.company} ({symbol}): {cents(gain.value)}"
         if ret:
             text += f" ({percent(ret.value)})"
         sentences.append(text + "." + cite.mark(gain))
@@ -311,7 +316,6 @@ def draft_portfolio(
     missing: list[str],
     passages: list,  # type: ignore[type-arg]
     errors: list,  # type: ignore[type-arg]
-    method: str,
 ) -> tuple[str, list[Citation]]:
     for error in errors:
         if error.code == "ambiguous_account":
@@ -342,7 +346,7 @@ def draft_portfolio(
     if "get_portfolio_activity" in tools:
         sentences += compose_activity(facts, cite)
     if "get_portfolio_performance" in tools:
-        sentences += compose_performance(facts, cite, method)
+        sentences += compose_performance(facts, cite)
     if "rank_holdings" in tools:
         sentences += compose_ranking(facts, cite, route)
     if "screen_holdings" in tools:
