@@ -115,10 +115,15 @@ async def fresh_streams(operator: Connected) -> None:
     """Empty stage streams and no consumers: for a test that consumes, and to clear away
     what a test published to them."""
     js = operator.nc.jetstream()
-    for stream in (*subjects.STAGE_STREAMS.values(), subjects.DEAD_LETTER_STREAM):
-        with contextlib.suppress(Exception):
-            await js.delete_stream(stream)
     await bus.ensure_streams(js)
+    # Purged and stripped of consumers, not deleted: a stream made again right after its
+    # deletion can fail ("error creating store for stream") while the server still removes
+    # the old one's files.
+    for stream in (*subjects.STAGE_STREAMS.values(), subjects.DEAD_LETTER_STREAM):
+        await js.purge_stream(stream)
+        for consumer in await js.consumers_info(stream):
+            with contextlib.suppress(Exception):
+                await js.delete_consumer(stream, consumer.name)
 
 
 def question() -> Envelope[Any]:
