@@ -769,21 +769,26 @@ async def rank_holdings(book: Book, args: RankHoldingsArgs) -> ToolResult:
     return _result(RANK_HOLDINGS, args, facts, missing)
 
 
+def holding_values(book: Book, day: date, account: str | None) -> dict[str, Decimal]:
+    """What each symbol held on `day` is worth at the latest close on or before it, summed
+    over the accounts (or the one asked); symbols without a close are left out."""
+    values: dict[str, Decimal] = {}
+    for holding in Ledger.build(book.activities, as_of=day).holdings(account=account):
+        close = book.closes(holding.symbol, day)
+        if close is not None:
+            values[holding.symbol] = (
+                values.get(holding.symbol, Decimal(0)) + holding.quantity * close[1]
+            )
+    return values
+
+
 async def screen_holdings(
     book: Book, args: ScreenHoldingsArgs, db: asyncpg.Connection | asyncpg.Pool
 ) -> ToolResult:
     """Holdings whose company figure meets the condition, and their share of the holdings'
     value: the portfolio side from the ledger, the company side from the figures finq holds."""
     day = _valuation_day(args, book)
-    account = _account_filter(args, book)
-    ledger = Ledger.build(book.activities, as_of=day)
-    values: dict[str, Decimal] = {}
-    for holding in ledger.holdings(account=account):
-        close = book.closes(holding.symbol, day)
-        if close is not None:
-            values[holding.symbol] = (
-                values.get(holding.symbol, Decimal(0)) + holding.quantity * close[1]
-            )
+    values = holding_values(book, day, _account_filter(args, book))
     metric = METRICS_BY_ID[args.metric]
     rows = await db.fetch(FIGURES_SQL, sorted(values), args.metric)
     by_symbol: dict[str, dict[int, Any]] = {}
@@ -959,14 +964,7 @@ async def largest_holdings(
     the facts of their values: which companies' filings to read, and why those."""
     book = await open_book(pool, user_id)
     day = _valuation_day(args, book)
-    account = _account_filter(args, book)
-    values: dict[str, Decimal] = {}
-    for holding in Ledger.build(book.activities, as_of=day).holdings(account=account):
-        close = book.closes(holding.symbol, day)
-        if close is not None:
-            values[holding.symbol] = (
-                values.get(holding.symbol, Decimal(0)) + holding.quantity * close[1]
-            )
+    values = holding_values(book, day, _account_filter(args, book))
     largest = sorted(values, key=lambda symbol: values[symbol], reverse=True)[: args.largest]
     facts = Facts([], {})
     for symbol in largest:
