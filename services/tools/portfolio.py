@@ -49,6 +49,7 @@ from shared.tool_schemas import (
     ScreenHoldingsArgs,
     SearchHoldingsDocumentsArgs,
 )
+from shared.value_formatting import format_per_share
 
 # The symbol of a figure of the whole portfolio or of one account: not a company, so a
 # sentence naming a company is never backed by it (the validator ties figures to names).
@@ -503,11 +504,7 @@ async def get_account_value(book: Book, args: GetAccountValueArgs) -> ToolResult
             f"portfolio:value:{name}:{day}",
             f"{name}: your holdings at the closes finq holds on or before {day}, plus cash",
         )
-        for symbol, close_day in valuation.stale:
-            _price_source(facts, book, symbol, close_day)
-            missing.append(
-                f"the latest {symbol} close finq holds is from {close_day}, before {day}"
-            )
+        missing.extend(stale_closes(book, facts, valuation.stale))
         missing.extend(
             f"finq holds no price for {symbol}; it is left out of {name}'s value"
             for symbol in valuation.unpriced
@@ -712,12 +709,39 @@ async def get_portfolio_performance(book: Book, args: GetPortfolioPerformanceArg
         source,
         start=start,
     )
-    missing = []
+    missing = stale_closes(book, facts, value_on(book.activities, end, book.closes, accounts).stale)
     if book.last_price_day and end > book.last_price_day:
         missing.append(
             f"finq's prices end on {book.last_price_day}; later days are valued at that close"
         )
     return _result(GET_PORTFOLIO_PERFORMANCE, args, facts, missing)
+
+
+def stale_closes(book: Book, facts: Facts, stale: Sequence[tuple[str, date]]) -> list[str]:
+    """Notes for holdings valued at a close older than the day asked (finq's prices of a
+    company may end before its other data), each with the close used as a fact of its own,
+    so the day and price the note shows are checked like any other figure."""
+    notes = []
+    for symbol, day in stale:
+        close = book.closes(symbol, day)
+        if close is None:
+            continue
+        source = _price_source(facts, book, symbol, close[0])
+        facts.add(
+            symbol,
+            book.name_of(symbol),
+            "last_close",
+            f"{symbol} close",
+            close[1],
+            "USD/share",
+            close[0],
+            source,
+        )
+        notes.append(
+            f"the latest {symbol} close finq holds is from {close[0]} "
+            f"({format_per_share(float(close[1]))}), and it is valued at that close"
+        )
+    return notes
 
 
 async def rank_holdings(book: Book, args: RankHoldingsArgs) -> ToolResult:
@@ -766,6 +790,10 @@ async def rank_holdings(book: Book, args: RankHoldingsArgs) -> ToolResult:
             )
     missing = [] if ranked else ["you held nothing in that span"]
     missing.extend(f"finq holds no close for {symbol} to measure it by" for symbol in unknown)
+    for performance in ranked[: args.limit]:
+        close = book.closes(performance.symbol, end)
+        if close is not None and (end - close[0]).days > STALE_AFTER_DAYS:
+            missing.extend(stale_closes(book, facts, [(performance.symbol, close[0])]))
     return _result(RANK_HOLDINGS, args, facts, missing)
 
 
