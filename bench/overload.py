@@ -56,6 +56,9 @@ OUT_DIR = Path(__file__).resolve().parent / "out"
 CAPACITY_CLIENTS = 64
 CLIENT_TIMEOUT_SECONDS = 60.0
 MEMORY_SAMPLE_SECONDS = 0.25
+# How long each connection took to open: time spent in the kernel's queues (a full accept
+# queue drops the SYN, and the client sends it again after 1, 2, 4 ... s).
+CONNECT_MS: list[float] = []
 
 
 @dataclass
@@ -101,7 +104,9 @@ async def post_json(host: str, port: int, path: str, body: bytes) -> tuple[int, 
     """One POST on a connection of its own, read to the end: a client that costs almost
     nothing per request (httpx's pool spends CPU per pooled connection on every request,
     which on two cores made the load generator, not finq, the queue)."""
+    started = time.perf_counter()
     reader, writer = await asyncio.open_connection(host, port)
+    CONNECT_MS.append((time.perf_counter() - started) * 1000.0)
     try:
         writer.write(
             f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
@@ -248,6 +253,7 @@ async def overload(url: str, gateway_pid: int, args: argparse.Namespace) -> dict
     capacity, capacity_outcomes = await measure_capacity(url, args.capacity_count)
     print(f"  {capacity:.0f} answers a second; {capacity_outcomes.summary()}", flush=True)
     rss_before = memory.rss()
+    CONNECT_MS.clear()
     rate = args.factor * capacity
     print(f"overload: {rate:.0f} questions a second ({args.factor:g}x) for {args.seconds:g} s")
     started = time.perf_counter()
@@ -256,7 +262,13 @@ async def overload(url: str, gateway_pid: int, args: argparse.Namespace) -> dict
     rss_after = memory.rss()
     summary = outcomes.summary()
     answered = outcomes.statuses.get("200", 0)
+    connects = sorted(CONNECT_MS)
     return {
+        "connect_ms": {
+            "p50": round(percentile(connects, 50), 1),
+            "p95": round(percentile(connects, 95), 1),
+            "max": round(connects[-1], 1) if connects else None,
+        },
         "capacity_qps": round(capacity, 1),
         "capacity": capacity_outcomes.summary(),
         "factor": args.factor,
@@ -290,6 +302,7 @@ def print_result(result: dict[str, Any]) -> None:
     if refused["max"] is not None:
         print(f"refused: latency p50 {refused['p50']:.1f} ms, p99 {refused['p99']:.1f} ms")
     print(f"most questions in flight at the client: {over['most_in_flight_at_client']}")
+    print(f"opening a connection took (ms): {result['connect_ms']}")
     print(f"the load generator's own loop lag: {over['generator_loop_lag_ms']} ms")
     rss = result["gateway_rss_mib"]
     print(f"gateway memory: {rss['before']} MiB before, {rss['peak']} peak, {rss['after']} after")
