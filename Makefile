@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install run test lint format bench bench-resolver bench-documents dataset clean
+.PHONY: install browser run test lint format bench bench-resolver bench-documents dataset clean
 
 $(INSTALLED): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,7 +18,16 @@ install: $(INSTALLED)
 run: install
 	$(BIN)/finq up
 
-test: install
+# The web app's browser tests (tests/test_web_app.py) drive Debian's chromium: installed
+# here when it is missing and this runs as root with apt-get; otherwise those tests skip.
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && apt-get install -y chromium chromium-driver \
+			|| echo "chromium was not installed: the browser tests will skip"; \
+	else echo "no chromium and no root apt-get: the browser tests will skip"; fi
+
+test: install browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest

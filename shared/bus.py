@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import nats
 import orjson
@@ -38,7 +38,8 @@ from nats.js.errors import BadRequestError, NotFoundError
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from shared import subjects
-from shared.contracts import Envelope, utc_now
+from shared.contracts import Envelope, StageRun, utc_now
+from shared.metrics import DEAD_LETTERS, STAGE_HANDLING_SECONDS, STAGE_MESSAGES
 from shared.outages import TransientError as TransientError
 from shared.outages import is_transient
 from shared.telemetry import current_trace_id, inject_headers, process_span, send_span
@@ -60,6 +61,10 @@ STAGE_MESSAGE_MAX_AGE_SECONDS = 24 * 3600.0
 # What one stage stream may hold on disk (FINQ_STREAM_MAX_BYTES), and the dead letters.
 STAGE_STREAM_MAX_BYTES = 1024**3
 DEAD_LETTER_MAX_BYTES = 256 * 1024**2
+
+
+# Why a message was dead-lettered, as finq_dead_letters_total counts it.
+DeadLetterKind = Literal["undecodable", "deadline_passed", "retries_exhausted", "poison"]
 
 
 class PoisonMessage(Exception):
@@ -497,6 +502,9 @@ class StageConsumer:
     async def _process(self, msg: Msg, envelope_type: type[Envelope[Any]]) -> None:
         headers = msg.headers or {}
         msg_id = headers.get(MSG_ID_HEADER)
+        stage = self.stage.value
+        if msg.metadata.num_delivered > 1:
+            STAGE_MESSAGES.labels(stage, "redelivered").inc()
         with process_span(msg.subject, self._durable, headers, msg_id) as span:
             try:
                 envelope = envelope_type.model_validate_json(msg.data)
@@ -504,7 +512,7 @@ class StageConsumer:
                 problems = "; ".join(
                     f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()[:5]
                 )
-                await self._dead_letter(msg, f"undecodable message: {problems}")
+                await self._dead_letter(msg, f"undecodable message: {problems}", kind="undecodable")
                 return
             with structlog.contextvars.bound_contextvars(
                 request_id=envelope.request_id,
@@ -522,32 +530,46 @@ class StageConsumer:
                         msg,
                         "the request's deadline and retry budget passed before it was done",
                         envelope,
+                        kind="deadline_passed",
                     )
                     return
                 started = time.perf_counter()
+                started_at = utc_now()
                 try:
                     # A handler stuck (a query that never returns) is cut off at the same
                     # bound, so its message is not kept alive for ever.
                     async with asyncio.timeout(budget_left):
                         output = await self.handler(envelope)
-                    output.envelope.timings_ms[self.stage.value] = round(
-                        (time.perf_counter() - started) * 1000, 3
+                    ran_ms = round((time.perf_counter() - started) * 1000, 3)
+                    output.envelope.timings_ms[stage] = ran_ms
+                    output.envelope.stage_runs.append(
+                        StageRun(
+                            stage=self.stage,
+                            attempt=envelope.attempt,
+                            started_at=started_at,
+                            duration_ms=ran_ms,
+                        )
                     )
                     if isinstance(output, Forward):
                         await self.publisher.publish(output.subject, output.envelope)
                     elif isinstance(output, Reply):
                         await self.publisher.reply(output.envelope)
                 except PoisonMessage as error:
-                    await self._dead_letter(msg, str(error), envelope)
+                    STAGE_HANDLING_SECONDS.labels(stage).observe(time.perf_counter() - started)
+                    await self._dead_letter(msg, str(error), envelope, kind="poison")
                     return
                 except Exception as error:  # retried: by time for outages, by count else
+                    STAGE_HANDLING_SECONDS.labels(stage).observe(time.perf_counter() - started)
                     span.record_exception(error)
                     delivered = msg.metadata.num_delivered
                     transient = is_transient(error)
                     if not transient and delivered >= self.options.max_deliver:
                         log.error("giving up", error=repr(error), deliveries=delivered)
                         await self._dead_letter(
-                            msg, f"failed {delivered} times: {error!r}", envelope
+                            msg,
+                            f"failed {delivered} times: {error!r}",
+                            envelope,
+                            kind="retries_exhausted",
                         )
                         return
                     delay = self._retry_delay(delivered, transient)
@@ -559,13 +581,13 @@ class StageConsumer:
                         delay=round(delay, 2),
                     )
                     await msg.nak(delay=delay)
+                    STAGE_MESSAGES.labels(stage, "failed").inc()
                     return
                 await msg.ack()
-                log.debug(
-                    "handled",
-                    ms=round((time.perf_counter() - started) * 1000, 2),
-                    attempt=envelope.attempt,
-                )
+                handled_seconds = time.perf_counter() - started
+                STAGE_HANDLING_SECONDS.labels(stage).observe(handled_seconds)
+                STAGE_MESSAGES.labels(stage, "ok").inc()
+                log.debug("handled", ms=round(handled_seconds * 1000, 2), attempt=envelope.attempt)
 
     def _retry_delay(self, delivered: int, transient: bool) -> float:
         """Linear for a failure of the work (a few quick tries), exponential with full
@@ -577,7 +599,12 @@ class StageConsumer:
         return random.uniform(base, max(base, ceiling))
 
     async def _dead_letter(
-        self, msg: Msg, reason: str, envelope: Envelope[Any] | None = None
+        self,
+        msg: Msg,
+        reason: str,
+        envelope: Envelope[Any] | None = None,
+        *,
+        kind: DeadLetterKind,
     ) -> None:
         headers = {
             "Finq-Dead-Reason": reason[:1000],
@@ -590,6 +617,8 @@ class StageConsumer:
         await self.js.publish(
             subjects.dead_letter_subject(self.stage), msg.data, headers=inject_headers(headers)
         )
+        DEAD_LETTERS.labels(self.stage.value, kind).inc()
+        STAGE_MESSAGES.labels(self.stage.value, "dead_lettered").inc()
         log.error("dead-lettered", reason=reason[:300])
         if envelope is not None and self.on_poison is not None:
             with contextlib.suppress(Exception):

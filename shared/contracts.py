@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shared.intents import INTENT_NAMES
 from shared.subjects import Stage
@@ -369,6 +369,11 @@ class Understood(Contract):
     pending_intent: Intent | None = None  # what a clarifying question is about
     refused_tools: list[str] = Field(default_factory=list)
     scores: dict[str, float] = Field(default_factory=dict)  # rules' score per intent
+    # The router's layers that were asked and were not sure, in order: [] when the rules
+    # decided alone; ["rules"] when the classifier (or, without one, the rules' best
+    # reading) took it; ["rules", "classifier"] when the model was asked, or nobody was
+    # sure. None on routes made before it was recorded.
+    unsure_layers: list[RouteLayer] | None = None
     llm: LlmUsage | None = None
     portfolio: PortfolioReading | None = None  # a portfolio question's reading
 
@@ -454,10 +459,13 @@ class Citation(Contract):
     page: int | None = None  # a document passage's page: answers cite the page
 
 
+GenerationMode = Literal["deterministic", "llm"]
+
+
 class Generation(Contract):
     """How an answer's text was written: by template, or by a model (with its cost)."""
 
-    mode: Literal["deterministic", "llm"] = "deterministic"
+    mode: GenerationMode = "deterministic"
     model: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -499,6 +507,8 @@ class Validation(Contract):
     severity: Severity
     issues: list[ValidationIssue] = Field(default_factory=list)
     attempts: int = 1  # answers written for this request, the shown one included
+    # Figures the validator read in the shown answer and checked against the facts.
+    numbers_checked: int = Field(default=0, ge=0)
     # What the validator changed before showing a template answer: figures patched with the
     # fetched value, statements withheld. Empty for an answer shown as written.
     repairs: list[str] = Field(default_factory=list)
@@ -550,6 +560,98 @@ class StageFailed(Contract):
     message: str
 
 
+# --- stage events: what each stage decided about a request, as it happens ---------------
+# Published on core NATS by the stages (shared/stage_events.py) and relayed by the gateway
+# to a client of POST /v1/ask/stream. A summary says what the stage decided, never the
+# whole payload: the answer itself comes once, validated, at the end.
+
+StageEventKind = Literal["routed", "tools_done", "drafted", "validated", "failed"]
+
+
+class RoutedSummary(Contract):
+    """The router's decision: the intent, which layer made it, and the plan."""
+
+    kind: Literal["routed"] = "routed"
+    intent: Intent
+    decided_by: RouteLayer
+    confidence: float = Field(ge=0, le=1)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+
+
+class ToolRun(Contract):
+    """One tool the tools stage ran, with what came back."""
+
+    tool: str
+    arguments: dict[str, Any]
+    facts: int = Field(ge=0)
+    passages: int = Field(ge=0)
+    error_code: str | None = None
+
+
+class ToolsDoneSummary(Contract):
+    kind: Literal["tools_done"] = "tools_done"
+    tools: list[ToolRun] = Field(default_factory=list)
+
+
+class DraftedSummary(Contract):
+    kind: Literal["drafted"] = "drafted"
+    mode: GenerationMode
+    needs_clarification: bool
+
+
+class ValidatedSummary(Contract):
+    kind: Literal["validated"] = "validated"
+    passed: bool
+    severity: Severity
+    attempts: int = Field(ge=1)
+    repairs: int = Field(ge=0)  # how many changes the validator made before showing it
+
+
+class FailedSummary(Contract):
+    """The stage gave up on the request (the gateway is told the same as a StageFailed)."""
+
+    kind: Literal["failed"] = "failed"
+    code: str
+    message: str
+
+
+StageEventSummary = Annotated[
+    RoutedSummary | ToolsDoneSummary | DraftedSummary | ValidatedSummary | FailedSummary,
+    Field(discriminator="kind"),
+]
+
+
+class StageEvent(Contract):
+    """What one stage decided about one request, when, and how long its work took."""
+
+    request_id: str
+    stage: Stage
+    kind: StageEventKind
+    attempt: int = Field(default=0, ge=0)  # the envelope's: a repaired answer goes round again
+    at: datetime
+    # The stage's handler, from taking the message to its result; None when the stage gave
+    # up without running it (the deadline and retry budget had passed).
+    elapsed_ms: float | None = Field(default=None, ge=0)
+    summary: StageEventSummary
+
+    @model_validator(mode="after")
+    def _summary_of_its_kind(self) -> StageEvent:
+        if self.summary.kind != self.kind:
+            raise ValueError(f"a {self.kind} event with a {self.summary.kind} summary")
+        return self
+
+
+class StageRun(Contract):
+    """One stage's handling of a request that produced its output: for the query log's
+    per-stage start and duration (GET /v1/traces/{trace_id}). A stage runs once per
+    attempt, so a repaired answer shows the answerer and validator more than once."""
+
+    stage: Stage
+    attempt: int = Field(default=0, ge=0)
+    started_at: datetime
+    duration_ms: float = Field(ge=0)
+
+
 PayloadT = TypeVar("PayloadT", bound=BaseModel)
 
 
@@ -568,6 +670,8 @@ class Envelope(BaseModel, Generic[PayloadT]):
     reply_to: str | None = None
     # Milliseconds each stage spent on this request so far, for the query log.
     timings_ms: dict[str, float] = Field(default_factory=dict)
+    # ...and each stage's run with its start, in order (every attempt's).
+    stage_runs: list[StageRun] = Field(default_factory=list)
     # Model calls made for this request so far, by every stage and every attempt: each
     # stage spends from what FINQ_MAX_MODEL_CALLS_PER_REQUEST leaves (see ModelCallBudget).
     model_calls: int = Field(default=0, ge=0)
@@ -591,6 +695,7 @@ class Envelope(BaseModel, Generic[PayloadT]):
             created_at=self.created_at,
             reply_to=self.reply_to,
             timings_ms=dict(self.timings_ms),
+            stage_runs=list(self.stage_runs),
             model_calls=self.model_calls,
             fresh_start=self.fresh_start,
             payload=payload,

@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,8 @@ from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
 import asyncpg
 from pgvector.asyncpg import register_vector
 
+from shared.telemetry import database_span
+
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 # An arbitrary constant shared by every finq process that migrates.
 MIGRATION_LOCK_KEY = 0x66696E71  # "finq"
@@ -28,6 +30,37 @@ MIGRATION_LOCK_KEY = 0x66696E71  # "finq"
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
     await register_vector(conn)
+
+
+class TracedConnection(asyncpg.Connection):  # type: ignore[misc]
+    """A pooled connection whose every statement is a CLIENT span under the span in hand
+    (a stage's `process` span, the gateway's request): a trace shows which queries a stage
+    ran and how long each took. The pool's own reset on release is not traced."""
+
+    def _traced(self, query: str) -> AbstractContextManager[object]:
+        if query == self.get_reset_query():
+            return nullcontext()
+        return database_span(query)
+
+    async def execute(self, query: str, *args: Any, **options: Any) -> str:
+        with self._traced(query):
+            return str(await super().execute(query, *args, **options))
+
+    async def executemany(self, command: str, args: Any, **options: Any) -> None:
+        with self._traced(command):
+            await super().executemany(command, args, **options)
+
+    async def fetch(self, query: str, *args: Any, **options: Any) -> list[Any]:
+        with self._traced(query):
+            return list(await super().fetch(query, *args, **options))
+
+    async def fetchrow(self, query: str, *args: Any, **options: Any) -> Any:
+        with self._traced(query):
+            return await super().fetchrow(query, *args, **options)
+
+    async def fetchval(self, query: str, *args: Any, **options: Any) -> Any:
+        with self._traced(query):
+            return await super().fetchval(query, *args, **options)
 
 
 # No statement and no client call waits longer than this: a query that hangs (a lock, an
@@ -51,6 +84,7 @@ async def create_pool(
         min_size=min_size,
         max_size=max_size,
         init=_init_connection,
+        connection_class=TracedConnection,
         command_timeout=query_timeout_seconds + 1,
         timeout=10,  # establishing a connection
         server_settings={"statement_timeout": milliseconds, "lock_timeout": milliseconds},

@@ -8,6 +8,8 @@ in step). Every subject comes from shared/subjects.py.
 What the table guarantees:
 - only the validator publishes on reply subjects, so only it can answer a gateway;
 - only the gateway publishes questions;
+- each stage that tells stage events publishes them under its own name only, and only the
+  gateway subscribes to them (no stage reads what another decided);
 - each stage publishes its own outputs, its own dead letters and failure notices, and
   acks only messages of its own durable consumer;
 - each user subscribes to its own inbox only (`_INBOX.<user>.>`, the prefix
@@ -35,6 +37,8 @@ from shared.subjects import (
     FAILURE_PREFIX,
     JS_STREAM_NAMES,
     REPLY_PREFIX,
+    STAGE_EVENT_STAGES,
+    STAGE_EVENTS_PREFIX,
     STAGE_INPUT,
     STAGE_OUTPUTS,
     STAGE_STREAMS,
@@ -45,6 +49,7 @@ from shared.subjects import (
     everything_under,
     inbox_prefix,
     pull_subject,
+    stage_events_of,
     stream_api,
 )
 
@@ -103,10 +108,20 @@ def permission_table() -> dict[str, Permissions]:
             publish.extend(_consuming(stage))
         if stage is Stage.VALIDATOR:
             publish.append(everything_under(REPLY_PREFIX))
+        if stage in STAGE_EVENT_STAGES:
+            # Its own events only: the subject's last token is the stage that told it.
+            publish.append(stage_events_of(stage))
         if stage is Stage.GATEWAY:
             # Readiness: is every consuming stage pulling?
             publish.extend(consumer_api("INFO", consumer) for consumer in STAGE_INPUT)
-            subscribe.extend((everything_under(REPLY_PREFIX), everything_under(FAILURE_PREFIX)))
+            subscribe.extend(
+                (
+                    everything_under(REPLY_PREFIX),
+                    everything_under(FAILURE_PREFIX),
+                    # Stage events: it subscribes to each streamed request's own.
+                    everything_under(STAGE_EVENTS_PREFIX),
+                )
+            )
         table[stage.value] = Permissions(tuple(publish), tuple(subscribe))
     table[OPERATOR] = Permissions((ALL_SUBJECTS,), (ALL_SUBJECTS,))
     return table

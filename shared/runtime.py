@@ -23,7 +23,9 @@ from shared import bus, subjects
 from shared.contracts import Envelope, StageFailed
 from shared.db import create_pool
 from shared.logs import configure_logging
+from shared.metrics import MetricsServer, serve_metrics
 from shared.settings import StageSettings
+from shared.stage_events import StageEventPublisher, telling_stage_events
 from shared.telemetry import setup_telemetry
 
 
@@ -53,14 +55,37 @@ def consumer_options(settings: StageSettings) -> bus.ConsumerOptions:
     )
 
 
-def failure_reporter(stage: subjects.Stage, publisher: bus.Publisher) -> bus.PoisonReporter:
-    """Tell the waiting gateway at once that its request died here, instead of a silent 504."""
+def failure_reporter(
+    stage: subjects.Stage,
+    publisher: bus.Publisher,
+    events: StageEventPublisher | None = None,
+) -> bus.PoisonReporter:
+    """Tell the waiting gateway at once that its request died here, instead of a silent 504
+    (and a client streaming it, with a `failed` event just before)."""
 
     async def report(envelope: Envelope[Any], reason: str) -> None:
         failed = StageFailed(stage=stage, code="stage_failed", message=reason[:500])
+        if events is not None:
+            await events.tell_failure(envelope, failed)
         await publisher.report_failure(envelope.carry(failed))
 
     return report
+
+
+def stage_metrics_server(
+    settings: StageSettings, log: structlog.stdlib.BoundLogger
+) -> MetricsServer | None:
+    """This process's /metrics, when FINQ_<STAGE>_METRICS_PORT (or FINQ_METRICS_PORT) is
+    set. A port that cannot be bound is logged and the stage runs on without metrics:
+    answering questions matters more than being scraped."""
+    try:
+        server = serve_metrics(settings.metrics_host, settings.metrics_port)
+    except OSError as error:
+        log.error("cannot serve metrics", port=settings.metrics_port, error=str(error))
+        return None
+    if server is not None:
+        log.info("serving metrics", host=settings.metrics_host, port=server.port)
+    return server
 
 
 async def serve_stage(
@@ -93,6 +118,10 @@ async def serve_stage(
     pool: asyncpg.Pool | None = None
     cleanup = contextlib.AsyncExitStack()
     try:
+        metrics = stage_metrics_server(settings, log)
+        if metrics is not None:
+            # Closed with the rest at shutdown; its thread is joined, never left behind.
+            cleanup.push_async_callback(asyncio.to_thread, metrics.close)
         js = nc.jetstream()
         await bus.ensure_streams(js, settings.stream_max_bytes, settings.stream_replicas)
         if needs_database:
@@ -101,17 +130,23 @@ async def serve_stage(
             )
         publisher = bus.Publisher(nc, js, stage, settings.publish_patience_seconds)
         clients = StageClients(nc, js, publisher, pool, settings, cleanup)
+        handler = await build_handler(clients)
+        events: StageEventPublisher | None = None
+        if stage in subjects.STAGE_EVENT_STAGES:
+            # One place for every stage: each result's event is told before it goes on.
+            events = StageEventPublisher(nc, stage)
+            handler = telling_stage_events(handler, events)
         consumer = bus.StageConsumer(
             nc=nc,
             js=js,
             stage=stage,
-            handler=await build_handler(clients),
+            handler=handler,
             publisher=publisher,
             options=consumer_options(settings),
             on_poison=(
                 poison_reporter(clients)
                 if poison_reporter is not None
-                else failure_reporter(stage, publisher)
+                else failure_reporter(stage, publisher, events)
             ),
             payload_type=payload_type,
         )

@@ -6,6 +6,8 @@ every stage; a service's own fields carry its name (`FINQ_GATEWAY_PORT`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -70,6 +72,27 @@ class StageSettings(FinqSettings):
     max_deliver: int = Field(default=5, ge=1)
     nak_delay_seconds: float = Field(default=0.5, ge=0)
     backoff_cap_seconds: float = Field(default=30.0, gt=0, le=600)
+    # Where this process serves Prometheus metrics (/metrics, shared/metrics.py). 0, the
+    # default, serves none, so replicas started side by side never fight over one port:
+    # `finq up` gives each process a port of its own, deploy/ a fixed one per pod. Each
+    # stage's class reads FINQ_<STAGE>_METRICS_PORT first (see metrics_port_setting).
+    metrics_port: int = Field(default=0, ge=0, le=65535)
+    # Loopback by default; a pod that is scraped listens on 0.0.0.0.
+    metrics_host: str = "127.0.0.1"
+
+
+def metrics_port_setting(stage: str) -> Any:
+    """The `metrics_port` field of one stage's settings: FINQ_<STAGE>_METRICS_PORT, else
+    FINQ_METRICS_PORT, else 0 (off). The stage's own variable lets one environment give
+    every stage of a pipeline a different port (`finq up`, the tests)."""
+    return Field(
+        default=0,
+        ge=0,
+        le=65535,
+        validation_alias=AliasChoices(
+            f"{ENV_PREFIX}{stage.upper()}_METRICS_PORT", f"{ENV_PREFIX}METRICS_PORT"
+        ),
+    )
 
 
 class OpenAISettings(BaseSettings):

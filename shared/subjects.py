@@ -89,6 +89,40 @@ def failure_subject_for(reply_to: str) -> str | None:
     return failure_subject(reply_to[len(head) :])
 
 
+# What each stage decided about a request, as it happens (`StageEvent`), for a client that
+# streams the making of its answer (POST /v1/ask/stream). Core NATS, outside the streams:
+# best-effort progress, never the answer. A subject is `<prefix>.<request id>.<stage>`, so
+# a gateway hears exactly one request's events (`request_events_subject`) and nats-server
+# lets each stage publish under its own name only (`stage_events_of`).
+STAGE_EVENTS_PREFIX = f"{PREFIX}.events"
+# NATS reads these as separators and wildcards, so none may be inside a subject's token.
+_NOT_IN_A_TOKEN = frozenset(".*> \t\r\n")
+
+
+def is_subject_token(text: str) -> bool:
+    """Whether `text` can stand as one token of a subject (request ids finq makes can)."""
+    return bool(text) and _NOT_IN_A_TOKEN.isdisjoint(text)
+
+
+def stage_event_subject(request_id: str, stage: Stage) -> str:
+    """Where `stage` tells what it decided about one request."""
+    if not is_subject_token(request_id):
+        raise ValueError(f"a request id that cannot be a subject token: {request_id!r}")
+    return f"{STAGE_EVENTS_PREFIX}.{request_id}.{stage.value}"
+
+
+def request_events_subject(request_id: str) -> str:
+    """Every stage's events about one request: what a streaming gateway subscribes to."""
+    if not is_subject_token(request_id):
+        raise ValueError(f"a request id that cannot be a subject token: {request_id!r}")
+    return f"{STAGE_EVENTS_PREFIX}.{request_id}.*"
+
+
+def stage_events_of(stage: Stage) -> str:
+    """Every event of one stage, about any request: what that stage may publish."""
+    return f"{STAGE_EVENTS_PREFIX}.*.{stage.value}"
+
+
 def everything_under(prefix: str) -> str:
     """The NATS wildcard for every subject below `prefix`."""
     return f"{prefix}.{ALL_SUBJECTS}"
@@ -119,6 +153,15 @@ STAGE_OUTPUTS: dict[Stage, tuple[str, ...]] = {
     # Its work ends in the database (the document's status); it sends nothing on.
     Stage.INGEST: (),
 }
+
+# The stages that publish stage events (shared/stage_events.py): the four a question passes
+# through. Ingest works on uploads, which no client streams.
+STAGE_EVENT_STAGES: tuple[Stage, ...] = (
+    Stage.ROUTER,
+    Stage.TOOLS,
+    Stage.ANSWERER,
+    Stage.VALIDATOR,
+)
 
 
 def input_stream(stage: Stage) -> str:

@@ -8,6 +8,7 @@ trace from the gateway to the validator.
 from __future__ import annotations
 
 import os
+import re
 import socket
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -118,5 +119,56 @@ def send_span(subject: str, message_id: str | None, body_size: int) -> Iterator[
         attributes["messaging.message.id"] = message_id
     with tracer().start_as_current_span(
         f"send {subject}", kind=SpanKind.PRODUCER, attributes=attributes
+    ) as span:
+        yield span
+
+
+# Statements that only open or close a transaction: no span of their own (each user-scoped
+# transaction would otherwise add three spans around its one query).
+_TRANSACTION_CONTROL = frozenset({"BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "START"})
+# Enough of a statement to tell which one it is; finq's SQL binds every value as a
+# parameter, so the text holds no user data.
+_QUERY_TEXT_CHARS = 1000
+_FIRST_KEYWORD = re.compile(r"[A-Za-z]+")
+
+
+@contextmanager
+def database_span(query: str) -> Iterator[Span | None]:
+    """A CLIENT span around one PostgreSQL statement, a child of the span in hand (the
+    stage's `process` span, the gateway's request). None, and no span, outside any span
+    (the reconciler's rounds, a health check: they would each be a trace of their own) and
+    for the statements that only open or close a transaction."""
+    text = " ".join(query.split())
+    keyword = _FIRST_KEYWORD.match(text)
+    operation = keyword.group(0).upper() if keyword else ""
+    if operation in _TRANSACTION_CONTROL or not trace.get_current_span().is_recording():
+        yield None
+        return
+    with tracer().start_as_current_span(
+        operation or "postgresql",
+        kind=SpanKind.CLIENT,
+        attributes={
+            "db.system.name": "postgresql",
+            "db.operation.name": operation,
+            "db.query.text": text[:_QUERY_TEXT_CHARS],
+        },
+    ) as span:
+        yield span
+
+
+@contextmanager
+def model_span(stage: str, model: str, server: str | None = None) -> Iterator[Span]:
+    """A CLIENT span around one call to the model (an OpenAI-compatible chat completion),
+    under the stage's span; the caller adds the tokens it used (`gen_ai.usage.*`)."""
+    attributes: dict[str, str] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": model,
+        "finq.stage": stage,
+    }
+    if server:
+        attributes["server.address"] = server
+    with tracer().start_as_current_span(
+        f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes
     ) as span:
         yield span

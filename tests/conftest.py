@@ -17,7 +17,13 @@ import httpx
 import pytest
 
 from services.control.cli import prepare_database, wait_until_ready
-from services.control.servers import NatsCluster, NatsServer, PostgresServer, free_port
+from services.control.servers import (
+    NatsCluster,
+    NatsServer,
+    PostgresServer,
+    free_port,
+    free_ports,
+)
 from services.control.supervisor import Supervisor
 from shared.embeddings import MiniLMEmbedder
 from shared.subjects import Stage
@@ -46,7 +52,9 @@ class RunningFinq:
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     home = tmp_path_factory.mktemp("finq-servers")
     postgres = PostgresServer(home / "postgres", free_port())
-    nats = NatsServer(home / "nats", free_port())
+    # With its monitoring port: a test can ask it who is subscribed to what (/connz).
+    nats_port, nats_monitor_port = free_ports(2)
+    nats = NatsServer(home / "nats", nats_port, monitor_port=nats_monitor_port)
     postgres.start()
     try:
         nats.start()

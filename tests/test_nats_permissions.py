@@ -268,16 +268,47 @@ async def test_a_stage_that_gives_up_dead_letters_and_tells_the_gateway_on_its_f
     assert len(letters) == 1
 
 
+async def test_a_stage_tells_its_own_events_only_and_only_the_gateway_hears_them(
+    connect_as: ConnectAs,
+) -> None:
+    gateway = await connect_as(Stage.GATEWAY)
+    heard = await listen(gateway, subjects.request_events_subject("r-events"))
+
+    tools = await connect_as(Stage.TOOLS)
+    # Posing as the validator, or listening in on what the router decided: both refused.
+    posing = subjects.stage_event_subject("r-events", Stage.VALIDATOR)
+    await tools.nc.publish(posing, b"a forged verdict")
+    assert await tools.refusal() == ("publish", posing)
+    listening = subjects.request_events_subject("r-events")
+    await tools.nc.subscribe(listening)
+    assert await tools.refusal() == ("subscription", listening)
+
+    own = subjects.stage_event_subject("r-events", Stage.TOOLS)
+    await tools.nc.publish(own, b"tools done")
+    first = await asyncio.wait_for(heard.get(), DEADLINE_SECONDS)
+    assert (first.subject, first.data) == (own, b"tools done")
+    assert heard.empty()
+    # Another request's events are not this subscription's.
+    validator = await connect_as(Stage.VALIDATOR)
+    await validator.nc.publish(subjects.stage_event_subject("r-other", Stage.VALIDATOR), b"x")
+    await validator.nc.publish(subjects.stage_event_subject("r-events", Stage.VALIDATOR), b"ok")
+    second = await asyncio.wait_for(heard.get(), DEADLINE_SECONDS)
+    assert second.data == b"ok"
+    assert await validator.refusals_so_far() == set()
+
+
 # --- the table is what the server enforces ---------------------------------------------
 
 
 def published_subjects() -> list[str]:
-    """Everything some stage publishes to: stage subjects, replies, failures, dead letters."""
+    """Everything some stage publishes to: stage subjects, replies, failures, dead letters,
+    stage events."""
     return [
         *subjects.STAGE_SUBJECTS,
         subjects.reply_subject(GATEWAY_INSTANCE),
         subjects.failure_subject(GATEWAY_INSTANCE),
         *(subjects.dead_letter_subject(consumer) for consumer in subjects.STAGE_INPUT),
+        *(subjects.stage_event_subject("r-permissions", stage) for stage in Stage),
     ]
 
 
@@ -342,6 +373,13 @@ def test_the_table_covers_every_subject_a_stage_publishes() -> None:
     }
     for heard in (reply, failure):
         assert {user for user in USERS if may_subscribe(user, heard)} == {Stage.GATEWAY, OPERATOR}
+    # Stage events: each stage that tells them under its own name only; the gateway hears them.
+    for stage in Stage:
+        event = subjects.stage_event_subject("r1", stage)
+        tellers = {user for user in USERS if may_publish(user, event)}
+        expected = {stage, OPERATOR} if stage in subjects.STAGE_EVENT_STAGES else {OPERATOR}
+        assert tellers == expected, stage
+        assert {user for user in USERS if may_subscribe(user, event)} == {Stage.GATEWAY, OPERATOR}
     # A failure notice from a stage reaches the gateway that waits for the request.
     assert subjects.failure_subject_for(reply) == failure
     assert set(permission_table()) == set(USERS)

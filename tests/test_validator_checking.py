@@ -356,7 +356,10 @@ def test_an_answer_showing_its_arithmetic_passes() -> None:
     answer, _ = compose_metric_answer([GROSS_MARGIN], [], [])
     assert "gross profit $169.1 billion / revenue $383.3 billion × 100 = 44.1%" in answer
 
-    assert check_derived(answer, GROSS_MARGIN) == Validation(passed=True, severity="none")
+    # Every figure shown was checked: the margin (twice), its two inputs and the "× 100".
+    assert check_derived(answer, GROSS_MARGIN) == Validation(
+        passed=True, severity="none", numbers_checked=5
+    )
 
 
 def test_a_tampered_input_in_the_arithmetic_fails() -> None:

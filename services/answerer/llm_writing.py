@@ -28,6 +28,7 @@ from shared.contracts import (
     Source,
     ToolsCompleted,
 )
+from shared.model_calls import observed_model_call
 from shared.value_formatting import format_value
 
 log = structlog.get_logger()
@@ -151,21 +152,25 @@ class LlmAnswerWriter:
             return reference
         if budget is not None and not budget.take():
             return self._fallback(reference, "model call limit reached for this request")
-        try:
-            response = await self.client.chat.completions.create(
-                model=self.model,
-                messages=prompt_messages(completed, reference),  # type: ignore[arg-type]
-                response_format={"type": "json_schema", "json_schema": ANSWER_SCHEMA},  # type: ignore[typeddict-item]
-                temperature=0,
-            )
-        except openai.APITimeoutError:
-            return self._fallback(reference, "timeout")
-        except openai.APIError as error:
-            log.warning("LLM answer failed", error=repr(error)[:300])
-            return self._fallback(reference, f"error: {type(error).__name__}")
-        usage = response.usage
-        prompt_tokens = usage.prompt_tokens if usage else 0
-        completion_tokens = usage.completion_tokens if usage else 0
+        with observed_model_call("answerer", self.model) as call:
+            try:
+                response = await self.client.chat.completions.create(
+                    model=self.model,
+                    messages=prompt_messages(completed, reference),  # type: ignore[arg-type]
+                    response_format={"type": "json_schema", "json_schema": ANSWER_SCHEMA},  # type: ignore[typeddict-item]
+                    temperature=0,
+                )
+            except openai.APITimeoutError as error:
+                call.failed(error)
+                return self._fallback(reference, "timeout")
+            except openai.APIError as error:
+                call.failed(error)
+                log.warning("LLM answer failed", error=repr(error)[:300])
+                return self._fallback(reference, f"error: {type(error).__name__}")
+            usage = response.usage
+            prompt_tokens = usage.prompt_tokens if usage else 0
+            completion_tokens = usage.completion_tokens if usage else 0
+            call.answered(usage, self.cost(prompt_tokens, completion_tokens))
         generation = Generation(
             mode="llm",
             model=self.model,

@@ -2,11 +2,14 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from shared.settings import OpenAISettings, StageSettings
+from shared.settings import OpenAISettings, StageSettings, metrics_port_setting
 
 
 class AnswererSettings(StageSettings, OpenAISettings):
     """FINQ_* variables the answerer reads (see shared.settings for the common ones)."""
+
+    # FINQ_ANSWERER_METRICS_PORT, else FINQ_METRICS_PORT; 0 (the default): no /metrics.
+    metrics_port: int = metrics_port_setting("answerer")
 
     # LLM prose only when OPENAI_API_KEY is set; on timeout or error the deterministic
     # answer goes out, and the response says so.

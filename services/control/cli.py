@@ -173,7 +173,11 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
         # Each stage connects to NATS as its own user (shared/nats_permissions.py); the
         # passwords stay in the 0600 file beside NATS's data, never in the state file.
         supervisor = Supervisor(
-            home / "logs", env, _parse_replicas(args.replicas), stage_env=nats.credentials_env
+            home / "logs",
+            env,
+            _parse_replicas(args.replicas),
+            stage_env=nats.credentials_env,
+            metrics_base_port=settings.metrics_base_port,
         )
         supervisor.start()
         # The servers are watched like the stages: a dead one is reaped and started again
@@ -184,6 +188,9 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
         # What was restarted while it got ready has new pids.
         write_state(home, url, postgres, nats, supervisor)
         print(f"finq is up at {url} (docs at {url}/docs); Ctrl-C stops it")
+        if metrics := metrics_ports(supervisor):
+            listed = ", ".join(f"{name} :{port}" for name, port in metrics.items())
+            print(f"metrics at {url}/metrics and http://127.0.0.1:<port>/metrics: {listed}")
         while True:
             time.sleep(0.5)
             restarted = watch.restart_dead() + supervisor.restart_crashed()
@@ -214,8 +221,23 @@ def write_state(
     }
     for service in supervisor.services:
         processes[service.name] = service.process.pid if service.process else None
-    state = {"url": url, "postgres_dsn": postgres.dsn, "nats_url": nats.url, "pids": processes}
+    state = {
+        "url": url,
+        "postgres_dsn": postgres.dsn,
+        "nats_url": nats.url,
+        "pids": processes,
+        "metrics_ports": metrics_ports(supervisor),
+    }
     (home / STATE_FILE).write_text(json.dumps(state, indent=2))
+
+
+def metrics_ports(supervisor: Supervisor) -> dict[str, int]:
+    """Each stage process's /metrics port, by process name."""
+    return {
+        service.name: service.metrics_port
+        for service in supervisor.services
+        if service.metrics_port is not None
+    }
 
 
 def read_state(settings: ControlSettings) -> dict[str, Any] | None:
@@ -285,10 +307,12 @@ def command_status(_: argparse.Namespace, settings: ControlSettings) -> int:
     # Every pid in it was alive when the file was written (it is written again on restarts).
     written = (settings.home.resolve() / STATE_FILE).stat().st_mtime
     healthy = True
+    metrics = state.get("metrics_ports", {})
     for name, pid in state["pids"].items():
         condition = process_state(pid, started_by=written)
         healthy &= condition == "running"
-        print(f"{name:<14} pid {pid!s:<8} {condition}")
+        port = f" metrics :{metrics[name]}" if name in metrics else ""
+        print(f"{name:<14} pid {pid!s:<8} {condition}{port}")
     try:
         ready = httpx.get(f"{state['url']}/readyz", timeout=3.0)
         print(f"{'gateway':<14} {state['url']} {ready.status_code} {ready.text}")

@@ -17,6 +17,10 @@ class ControlSettings(FinqSettings):
     nats_port: int = Field(default=DEFAULT_NATS_PORT, ge=1, le=65535)
     gateway_host: str = "127.0.0.1"
     gateway_port: int = Field(default=8000, ge=1, le=65535)
+    # `finq up` gives each stage process its own /metrics port, counting up from this one
+    # (router-0 on it, tools-0 on the next, ...; `finq status` lists them); 0: none. The
+    # gateway serves /metrics on FINQ_GATEWAY_PORT.
+    metrics_base_port: int = Field(default=42300, ge=0, le=65535)
     # `finq ask` talks to this; empty means the gateway `finq up` started.
     url: str = ""
     # The owner's DSN, for migrations and the operator's commands (`finq migrate`, `finq

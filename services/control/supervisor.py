@@ -82,6 +82,9 @@ class ServiceProcess:
     backoff: RestartBackoff = field(
         default_factory=lambda: RestartBackoff(STAGE_STABLE_SECONDS), repr=False
     )
+    # Where it serves /metrics (kept across restarts); None: it serves none of its own (the
+    # gateway serves /metrics on its HTTP port).
+    metrics_port: int | None = None
 
     @property
     def name(self) -> str:
@@ -112,22 +115,38 @@ class Supervisor:
     replicas: Mapping[Stage, int] = field(default_factory=dict)
     services: list[ServiceProcess] = field(default_factory=list)
     stage_env: StageEnvironment | None = field(default=None, repr=False)
+    # Each stage process serves /metrics on a port of its own, counted up from this one in
+    # start order (FINQ_<STAGE>_METRICS_PORT), so replicas on one machine never share one;
+    # 0: none (the stages' default).
+    metrics_base_port: int = 0
 
     def environment(self, stage: Stage) -> dict[str, str]:
         """The common environment with the stage's own on top."""
         own = self.stage_env(stage) if self.stage_env is not None else {}
         return {**self.env, **own}
 
+    def _service(
+        self, stage: Stage, replica: int, env: Mapping[str, str] | None = None
+    ) -> ServiceProcess:
+        metrics_port: int | None = None
+        metrics_env: dict[str, str] = {}
+        if self.metrics_base_port and stage != Stage.GATEWAY:
+            taken = sum(1 for s in self.services if s.metrics_port is not None)
+            metrics_port = self.metrics_base_port + taken
+            metrics_env = {f"FINQ_{stage.value.upper()}_METRICS_PORT": str(metrics_port)}
+        return ServiceProcess(
+            stage,
+            replica,
+            self.log_dir / f"{stage.value}-{replica}.log",
+            {**self.environment(stage), **metrics_env, **(env or {})},
+            metrics_port=metrics_port,
+        )
+
     def start(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for stage in STAGES:
             for replica in range(self.replicas.get(stage, 1)):
-                service = ServiceProcess(
-                    stage,
-                    replica,
-                    self.log_dir / f"{stage.value}-{replica}.log",
-                    self.environment(stage),
-                )
+                service = self._service(stage, replica)
                 service.start()
                 self.services.append(service)
 
@@ -154,12 +173,7 @@ class Supervisor:
     def add_replica(self, stage: Stage, env: Mapping[str, str] | None = None) -> ServiceProcess:
         """One more process of a stage, optionally with settings of its own."""
         replica = sum(1 for s in self.services if s.stage == stage)
-        service = ServiceProcess(
-            stage,
-            replica,
-            self.log_dir / f"{stage.value}-{replica}.log",
-            {**self.environment(stage), **(env or {})},
-        )
+        service = self._service(stage, replica, env)
         service.start()
         self.services.append(service)
         return service

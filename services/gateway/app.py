@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -17,10 +18,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanKind, use_span
 from pydantic import Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from services.gateway.catalog import CategoryName, MetricCatalog, metric_catalog
 from services.gateway.conversations import (
     CONTINUE_CONVERSATION_SQL,
     START_CONVERSATION_SQL,
@@ -35,9 +37,18 @@ from services.gateway.limits import Admission, BodyLimit, RateLimiter
 from services.gateway.openapi import error_responses, finq_openapi
 from services.gateway.reconciler import Reconciler
 from services.gateway.request_log import read_request_log
+from services.gateway.request_metrics import add_request_metrics
 from services.gateway.settings import GatewaySettings
+from services.gateway.streaming import (
+    EventStreamResponse,
+    RequestEvents,
+    StreamAccepted,
+    answer_frames,
+)
+from services.gateway.traces import Trace, read_trace
 from services.gateway.uploads import UploadRejected, Uploads, accept_upload, read_document
 from services.gateway.waiting import PendingAnswers
+from services.gateway.web import mount_web
 from shared import bus, subjects
 from shared.contracts import (
     LINE_PATTERN,
@@ -203,6 +214,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.add_middleware(BodyLimit, limit_for=body_limit)
     # Outermost of ours: whatever fails inside (the body limit included) is a JSON answer.
     app.add_middleware(UnexpectedErrors)
+    # ...counted and timed around all of it, with the status the client got; and /metrics.
+    add_request_metrics(app)
 
     @app.exception_handler(ApiError)
     async def on_api_error(_: Request, error: ApiError) -> JSONResponse:
@@ -234,6 +247,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         return error_response(500, "internal_error", "finq hit an unexpected error; see its logs")
 
     register_routes(app)
+    # The web app at / and /static/..., outside the OpenAPI schema.
+    mount_web(app)
     keys_required = settings.auth == "required"
     app.openapi = lambda: finq_openapi(app, keys_required=keys_required)  # type: ignore[method-assign]
     return app
@@ -281,6 +296,8 @@ Caller = Annotated[str, Depends(get_caller)]
 HTTP_ERROR_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
 # An id in a path: at most as long as any id finq makes or takes, on one line.
 PathId = Annotated[str, Path(min_length=1, max_length=100, pattern=LINE_PATTERN)]
+# A W3C trace id, as answers carry it: 32 lower-case hex digits.
+TraceId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]
 # The fields upload_document reads (its parameters): each may come once.
 UPLOAD_FIELDS = ("file", "symbol", "form", "fiscal_year", "fiscal_quarter", "title")
 UPLOAD_DESCRIPTION = (
@@ -289,6 +306,12 @@ UPLOAD_DESCRIPTION = (
     "the file's own (no folders, no control characters, at most 255 characters)"
 )
 PORTFOLIO_IMPORT_PATH = "/v1/portfolio/import"
+ASK_STREAM_PATH = "/v1/ask/stream"
+ASK_STREAM_DESCRIPTION = (
+    "Server-sent events: `accepted`, the stages' events (`routed`, `tools_done`, `drafted`, "
+    "`validated`, `failed`), then `answer` (the body of POST /v1/ask) or `error` "
+    "(`{code, message}`); each event's data is one line of JSON"
+)
 # What an activity file may be sent as: CSV is text, and some clients name it only that.
 CSV_TYPES = frozenset({"text/csv", "application/csv", "text/plain"})
 PORTFOLIO_IMPORT_BODY: dict[str, Any] = {
@@ -315,28 +338,66 @@ def register_routes(app: FastAPI) -> None:
         responses=error_responses(400, 401, 404, 413, 422, 429, 502, 503, 504),
     )
     async def ask(body: AskRequest, deps: Deps, caller: Caller, request: Request) -> Response:
-        if problem := question_problem(body.question):
-            raise ApiError(422, *problem)
-        question = body.question.strip()
+        question = checked_question(body)
         with tracer().start_as_current_span(
             "POST /v1/ask",
             context=extract_context(request.headers),
             kind=SpanKind.SERVER,
             attributes={"http.request.method": "POST", "http.route": "/v1/ask"},
         ):
-            if not deps.admission.try_enter():
-                raise ApiError(
-                    503,
-                    "overloaded",
-                    "finq is answering as many questions as it can; try again shortly",
-                    {"Retry-After": str(RETRY_AFTER_SECONDS)},
-                )
+            enter_admission(deps)
             try:
                 answer = await ask_question(deps, question, body.conversation_id, caller)
             finally:
                 deps.admission.leave()
         # Already validated field by field; serialize once instead of re-validating.
         return Response(answer.model_dump_json(), media_type="application/json")
+
+    @app.post(
+        ASK_STREAM_PATH,
+        status_code=200,
+        response_class=EventStreamResponse,
+        response_description=ASK_STREAM_DESCRIPTION,
+        responses=error_responses(400, 401, 404, 413, 422, 429, 503),
+    )
+    async def ask_stream(
+        body: AskRequest, deps: Deps, caller: Caller, request: Request
+    ) -> EventStreamResponse:
+        """Ask as with POST /v1/ask and watch the answer being made, as server-sent events:
+        `accepted`, then one event per stage as it finishes (`routed`, `tools_done`,
+        `drafted`, `validated`; `failed` when a stage gives up), then `answer` with the body
+        /v1/ask would answer, or `error` with its code (`stage_failed`, `deadline_exceeded`,
+        ...). Refusals before the question is accepted are the usual JSON errors."""
+        question = checked_question(body)
+        # What the request holds until its stream ends; the response takes it over below.
+        async with contextlib.AsyncExitStack() as held:
+            span = tracer().start_span(
+                f"POST {ASK_STREAM_PATH}",
+                context=extract_context(request.headers),
+                kind=SpanKind.SERVER,
+                attributes={"http.request.method": "POST", "http.route": ASK_STREAM_PATH},
+            )
+            held.callback(span.end)
+            with use_span(span):
+                enter_admission(deps)
+                held.callback(deps.admission.leave)
+                request_id = uuid.uuid4().hex
+                # Listening before the question is published: no event can come first.
+                events = await RequestEvents.subscribe(deps.nc, request_id)
+                held.push_async_callback(events.close)
+                held.callback(deps.pending.forget, request_id)
+                asked = await submit_question(
+                    deps, request_id, question, body.conversation_id, caller
+                )
+            asked.answer.add_done_callback(events.answer_in)
+            accepted = StreamAccepted(
+                request_id=request_id,
+                conversation_id=asked.envelope.conversation_id,
+                trace_id=asked.trace_id,
+            )
+            finish = functools.partial(answer_or_error, deps, asked)
+            frames = answer_frames(accepted, events, finish, deps.settings.gateway_deadline_seconds)
+            return EventStreamResponse(frames, held.pop_all())
 
     @app.get(
         "/v1/conversations",
@@ -376,6 +437,22 @@ def register_routes(app: FastAPI) -> None:
         found = await read_request_log(acting_as(deps.pool, caller), request_id, caller)
         if found is None:
             raise ApiError(404, "request_not_found", f"no logged request {request_id!r} of yours")
+        return found
+
+    @app.get(
+        "/v1/traces/{trace_id}",
+        response_model=Trace,
+        responses=error_responses(401, 404, 422, 429, 503),
+    )
+    async def trace(trace_id: TraceId, deps: Deps, caller: Caller) -> Trace:
+        """One trace's questions (the caller's own), stage by stage: each stage's start,
+        duration, decision and errors, and how the question was routed, in plain words
+        (the trace id is an answer's `trace_id`)."""
+        found = await read_trace(
+            acting_as(deps.pool, caller), trace_id, caller, deps.settings.jaeger_url
+        )
+        if found is None:
+            raise ApiError(404, "trace_not_found", f"no trace {trace_id!r} of yours")
         return found
 
     @app.post(
@@ -521,6 +598,29 @@ def register_routes(app: FastAPI) -> None:
         """The caller's accounts, by name."""
         return AccountList(accounts=await list_accounts(acting_as(deps.pool, caller)))
 
+    @app.get(
+        "/v1/metrics/catalog",
+        response_model=MetricCatalog,
+        responses=error_responses(401, 422, 429, 503),
+    )
+    async def metrics_catalog(
+        caller: Caller,
+        q: Annotated[
+            str,
+            Query(
+                max_length=100,
+                pattern=LINE_PATTERN,
+                description="Words every listed metric's id, label, aliases, description "
+                "or formula holds (none: every metric)",
+            ),
+        ] = "",
+        category: CategoryName | None = None,
+    ) -> MetricCatalog:
+        """The metrics finq can be asked about, read-only: id, label, category, unit,
+        description, the names users type, and the formula of a derived metric."""
+        del caller  # the same for everyone; the key is still checked and rate-limited
+        return metric_catalog(q, category)
+
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
@@ -550,10 +650,49 @@ def register_routes(app: FastAPI) -> None:
         )
 
 
+@dataclass
+class AskedQuestion:
+    """A question saved and published, and the future its answer or failure arrives on."""
+
+    envelope: Envelope[QuestionAsked]
+    trace_id: str | None
+    answer: asyncio.Future[Envelope[Any]]
+
+
+def checked_question(body: AskRequest) -> str:
+    """The question as asked, or the 422 that names what is wrong with it."""
+    if problem := question_problem(body.question):
+        raise ApiError(422, *problem)
+    return body.question.strip()
+
+
+def enter_admission(deps: GatewayDeps) -> None:
+    """Take a place among the questions in flight, or refuse with 503 at once."""
+    if not deps.admission.try_enter():
+        raise ApiError(
+            503,
+            "overloaded",
+            "finq is answering as many questions as it can; try again shortly",
+            {"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+
+
 async def ask_question(
     deps: GatewayDeps, question: str, conversation_id: str | None, user_id: str
 ) -> AskResponse:
-    request_id = uuid.uuid4().hex
+    asked = await submit_question(deps, uuid.uuid4().hex, question, conversation_id, user_id)
+    return await wait_for_answer(deps, asked, deps.settings.gateway_deadline_seconds)
+
+
+async def submit_question(
+    deps: GatewayDeps,
+    request_id: str,
+    question: str,
+    conversation_id: str | None,
+    user_id: str,
+) -> AskedQuestion:
+    """Save the question and its turn, then publish it; its answer is awaited apart
+    (wait_for_answer), so a stream can relay the stages' events meanwhile."""
     trace_id = current_trace_id()
     structlog.contextvars.bind_contextvars(
         request_id=request_id, stage=subjects.Stage.GATEWAY.value, trace_id=trace_id
@@ -602,8 +741,28 @@ async def ask_question(
         # answered after a 503 told their askers to try again). It stays saved, the
         # reconciler publishes it again with the same id, and the wait goes on.
         log.warning("the question was not acknowledged; the reconciler will publish it")
+    return AskedQuestion(envelope, trace_id, waiting)
+
+
+async def answer_or_error(
+    deps: GatewayDeps, asked: AskedQuestion, within_seconds: float
+) -> AskResponse | ErrorBody:
+    """wait_for_answer, with the refusal /v1/ask would answer as the body a stream ends with."""
     try:
-        reply = await asyncio.wait_for(waiting, timeout=deps.settings.gateway_deadline_seconds)
+        return await wait_for_answer(deps, asked, within_seconds)
+    except ApiError as error:
+        return ErrorBody(code=error.code, message=error.message)
+
+
+async def wait_for_answer(
+    deps: GatewayDeps, asked: AskedQuestion, within_seconds: float
+) -> AskResponse:
+    """The answer to a submitted question, waited for `within_seconds` at most (then read
+    from the answers table, else a 504); a stage's failure is a 502."""
+    envelope, trace_id = asked.envelope, asked.trace_id
+    request_id, user_id = envelope.request_id, envelope.user_id
+    try:
+        reply = await asyncio.wait_for(asked.answer, timeout=within_seconds)
     except TimeoutError:
         # The reply may have been missed (a reconnect); the answer row is the durable copy.
         # The question is saved: an outage now is no reason for a 503 (it would tell the

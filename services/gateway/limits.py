@@ -137,9 +137,9 @@ class LoopLag:
 
     Past what it can serve, a gateway's requests wait before any handler runs (parsed one
     by one on a busy loop), so a limit on questions in flight never trips while latency
-    grows without bound. The lag of a timer that should fire every `interval` is that wait.
-    It rises at once and falls gradually: one late tick is enough to shed, and shedding
-    stops once the loop keeps time again."""
+    grows without bound. The lag of a timer that should fire every `interval` is that wait,
+    smoothed: a loop that stays late sheds, while one stall of a busy moment (a schema built
+    on first request, a large body parsed) passes without refusing anyone."""
 
     interval: float = 0.05
     lag: float = 0.0
@@ -152,8 +152,7 @@ class LoopLag:
             self.observe(loop.time() - started - self.interval)
 
     def observe(self, late: float) -> None:
-        late = max(0.0, late)
-        self.lag = late if late > self.lag else 0.8 * self.lag + 0.2 * late
+        self.lag = 0.7 * self.lag + 0.3 * max(0.0, late)
 
 
 @dataclass

@@ -8,7 +8,10 @@ can rely on the schema alone:
   present, absent or empty (which is absent, as in an HTML form), never JSON's null (a
   multipart field cannot carry one);
 - the Bearer key, required or optional as FINQ_AUTH says;
-- links from what a request creates to the routes that read it, for stateful testing.
+- links from what a request creates to the routes that read it, for stateful testing;
+- each event a stream of server-sent events sends, and its data's JSON schema (the
+  `itemSchema` of OpenAPI 3.2, which schemathesis checks each event against); a refusal
+  before such a stream starts is the JSON error body, not an event.
 """
 
 from __future__ import annotations
@@ -18,7 +21,11 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
 
+from services.gateway.streaming import MEDIA_TYPE as EVENT_STREAM
+from services.gateway.streaming import STREAM_EVENTS
 from services.gateway.uploads import ALLOWED_TYPES
 from shared.contracts import ErrorBody
 
@@ -112,6 +119,7 @@ def finq_openapi(app: FastAPI, *, keys_required: bool) -> dict[str, Any]:
     )
     _state_security(schema, keys_required)
     _state_uploads(schema)
+    _state_event_streams(schema)
     _add_links(schema)
     app.openapi_schema = schema
     return schema
@@ -196,3 +204,49 @@ def _add_links(schema: dict[str, Any]) -> None:
             }
             for name, (target_method, target_path, parameters) in links.items()
         }
+
+
+def _state_event_streams(schema: dict[str, Any]) -> None:
+    """An operation answering server-sent events (its response class's media type) sends
+    the events of STREAM_EVENTS, each with its data as one line of JSON; its refusals are
+    JSON, which FastAPI would otherwise document under the stream's media type."""
+    for _, _, operation in _operations(schema):
+        for status, response in operation["responses"].items():
+            content = response.get("content", {})
+            if EVENT_STREAM not in content:
+                continue
+            if not status.startswith("2"):
+                content["application/json"] = content.pop(EVENT_STREAM)
+                continue
+            events = [_event(names, _component(schema, model)) for names, model in STREAM_EVENTS]
+            content[EVENT_STREAM] = {"itemSchema": {"oneOf": events}}
+
+
+def _event(names: tuple[str, ...], data: dict[str, Any]) -> dict[str, Any]:
+    """One kind of server-sent event: its name (one of `names`) and its data's schema."""
+    name = {"const": names[0]} if len(names) == 1 else {"enum": list(names)}
+    return {
+        "type": "object",
+        "required": ["event", "data"],
+        "properties": {
+            "event": {"type": "string", **name},
+            "data": {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": data,
+            },
+        },
+    }
+
+
+def _component(schema: dict[str, Any], model: type[BaseModel]) -> dict[str, str]:
+    """A reference to `model` among the schema's components, adding it (and the models it
+    holds) when no route's body or answer brought it there already."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    if model.__name__ not in components:
+        _, definitions = models_json_schema(
+            [(model, "serialization")], ref_template="#/components/schemas/{model}"
+        )
+        for name, definition in definitions.get("$defs", {}).items():
+            components.setdefault(name, definition)
+    return {"$ref": f"#/components/schemas/{model.__name__}"}

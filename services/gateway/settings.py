@@ -37,7 +37,7 @@ class GatewaySettings(FinqSettings):
     # Questions this gateway works on at once; past it, 503 `overloaded` with Retry-After.
     gateway_max_in_flight: int = Field(default=256, ge=1, le=100_000)
     # ...and past this lag of its event loop (requests waiting before any handler runs).
-    gateway_max_loop_lag_ms: float = Field(default=250.0, gt=0, le=60_000)
+    gateway_max_loop_lag_ms: float = Field(default=500.0, gt=0, le=60_000)
     # The reconciler: how often one gateway looks for saved work the bus lost, and how old
     # unanswered work must be before it is published again (younger is still on its way).
     gateway_reconcile_every_seconds: float = Field(default=10.0, gt=0, le=3600)
@@ -50,3 +50,6 @@ class GatewaySettings(FinqSettings):
     # Where an upload's body is held while it arrives (then it is in the database); unset:
     # the system's temporary folder.
     document_upload_dir: Path | None = None
+    # Jaeger's UI (e.g. http://localhost:16686): GET /v1/traces/{trace_id} then links to
+    # `{jaeger_url}/trace/{trace_id}`. Unset: no link.
+    jaeger_url: str | None = None

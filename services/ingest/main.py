@@ -29,6 +29,7 @@ from shared.bus import Done, Handler, PoisonReporter
 from shared.contracts import DocumentUploaded, Envelope
 from shared.db import UserScope, acting_as
 from shared.embeddings import Embedder, load_embedder
+from shared.metrics import INGEST_JOBS
 from shared.runtime import StageClients, run, serve_stage
 from shared.tool_schemas import UPLOADS_COLLECTION
 
@@ -150,6 +151,7 @@ async def build_handler(clients: StageClients) -> Handler:
 
     async def handle(envelope: Envelope[DocumentUploaded]) -> Done:
         outcome = await read_upload(pool, reading, envelope)
+        INGEST_JOBS.labels(outcome).inc()
         log.info("upload read", document_id=envelope.payload.document_id, outcome=outcome)
         return Done(envelope)
 
@@ -172,6 +174,7 @@ def poison_reporter(clients: StageClients) -> PoisonReporter:
             "ingest_failed",
             f"the upload could not be read: {reason[:300]}",
         )
+        INGEST_JOBS.labels("failed").inc()
 
     return report
 

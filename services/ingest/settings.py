@@ -4,11 +4,14 @@ from pydantic import Field
 
 from services.ingest.documents import DocumentSettings
 from shared.embeddings import EmbeddingSettings
-from shared.settings import StageSettings
+from shared.settings import StageSettings, metrics_port_setting
 
 
 class IngestSettings(StageSettings, DocumentSettings, EmbeddingSettings):
     """FINQ_* variables the ingest stage reads (see shared.settings for the common ones)."""
+
+    # FINQ_INGEST_METRICS_PORT, else FINQ_METRICS_PORT; 0 (the default): no /metrics.
+    metrics_port: int = metrics_port_setting("ingest")
 
     # A few uploads at once: each parse is a child process that may use up to
     # FINQ_INGEST_PARSE_MAX_MB, and embedding uses the cores.

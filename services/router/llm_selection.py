@@ -31,6 +31,7 @@ from shared.contracts import (
     Understood,
 )
 from shared.intents import INTENTS, tool_allowed
+from shared.model_calls import observed_model_call
 from shared.tool_schemas import (
     GET_FINANCIAL_METRICS,
     GET_PRICES,
@@ -170,13 +171,16 @@ class LlmToolSelector:
                 log.info("no model call left for this request", calls=usage.calls)
                 return None
             usage.calls = attempt + 1
-            try:
-                response = await self.client.chat.completions.create(
-                    model=self.model, messages=messages, tools=self.tools, tool_choice="auto"
-                )
-            except (openai.APIError, openai.APITimeoutError) as error:
-                log.warning("LLM tool selection failed", error=repr(error)[:300])
-                return None
+            with observed_model_call("router", self.model) as call:
+                try:
+                    response = await self.client.chat.completions.create(
+                        model=self.model, messages=messages, tools=self.tools, tool_choice="auto"
+                    )
+                except (openai.APIError, openai.APITimeoutError) as error:
+                    call.failed(error)
+                    log.warning("LLM tool selection failed", error=repr(error)[:300])
+                    return None
+                call.answered(response.usage)
             if response.usage is not None:
                 usage.prompt_tokens += response.usage.prompt_tokens
                 usage.completion_tokens += response.usage.completion_tokens

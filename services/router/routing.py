@@ -66,7 +66,10 @@ def decide_route(
     from_conversation = bool(understanding.inherited or understanding.previous_intent)
     decided_by: RouteLayer = "conversation" if from_conversation else "rules"
     unsure = False
+    # The layers that were not sure, for the route's explanation (GET /v1/traces/...).
+    unsure_layers: list[RouteLayer] = []
     if not (top >= thresholds.min_score and lead >= thresholds.min_margin):
+        unsure_layers.append("rules")
         prediction = classifier.predict(question) if classifier is not None else None
         if (
             prediction is not None
@@ -82,6 +85,8 @@ def decide_route(
             best, confidence, decided_by = prediction.intent, prediction.probability, "classifier"
         else:
             unsure = True
+            if classifier is not None:
+                unsure_layers.append("classifier")
             if top <= 0:
                 best = (
                     "clarify" if understanding.symbols or understanding.metrics else "out_of_scope"
@@ -89,6 +94,7 @@ def decide_route(
     route = plan_intent(best, understanding, directory, finder)
     route.decided_by = decided_by
     route.confidence = confidence
+    route.understood.unsure_layers = unsure_layers
     return route, unsure
 
 
@@ -144,6 +150,8 @@ class Router:
             chosen = await self.selector.select(
                 asked.question, asked.history, route.understood, budget
             )
+            if chosen is None:
+                route.understood.unsure_layers = [*(route.understood.unsure_layers or []), "llm"]
             if chosen is not None:
                 # The model chose the tool; what the rules read of the question stays.
                 chosen.understood = route.understood.model_copy(

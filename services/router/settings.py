@@ -3,11 +3,14 @@ from __future__ import annotations
 from pydantic import Field
 
 from shared import metric_resolver
-from shared.settings import OpenAISettings, StageSettings
+from shared.settings import OpenAISettings, StageSettings, metrics_port_setting
 
 
 class RouterSettings(StageSettings, OpenAISettings):
     """FINQ_ROUTER_* variables the router reads (see shared.settings for the common ones)."""
+
+    # FINQ_ROUTER_METRICS_PORT, else FINQ_METRICS_PORT; 0 (the default): no /metrics.
+    metrics_port: int = metrics_port_setting("router")
 
     # The MiniLM fallback for paraphrased metric names. Loading it costs the router a few
     # seconds at start and about 300 MB; without it, misspelt names still resolve (fuzzy).

@@ -407,7 +407,9 @@ def check_answer(
                 )
             )
 
-    return grade(issues)
+    validation = grade(issues)
+    validation.numbers_checked = len(shown.numbers)
+    return validation
 
 
 def grade(issues: Iterable[ValidationIssue]) -> Validation:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from services.validator.checking import check_answer, grade
@@ -26,10 +26,12 @@ from shared.contracts import (
     RepairRequest,
     RouteDecided,
     RouteSummary,
+    StageRun,
     ToolsCompleted,
     ValidationIssue,
     utc_now,
 )
+from shared.subjects import Stage
 
 # One row per request: a redelivered validator finds the row and answers with it. The
 # answer's turn in its conversation is written by the same statement, so the two cannot
@@ -51,9 +53,9 @@ WITH answer AS (
 ), logged AS (
     INSERT INTO query_log (request_id, conversation_id, user_id, question, intent, decided_by,
                            route, tools, validation, attempts, timings_ms, total_ms, tokens,
-                           cost_usd)
+                           cost_usd, stages)
     SELECT answer.request_id, $7, $11, $12, $8, $13, $9::jsonb, $14::jsonb,
-           $3::jsonb -> 'validation', $6 + 1, $15::jsonb, $16, $17::jsonb, $18
+           $3::jsonb -> 'validation', $6 + 1, $15::jsonb, $16, $17::jsonb, $18, $19::jsonb
     FROM answer
     WHERE $12::text IS NOT NULL
     ON CONFLICT (request_id) DO NOTHING
@@ -74,6 +76,8 @@ class RequestRecord:
     total_ms: float | None
     tokens: dict[str, Any]
     cost_usd: float | None = None
+    # Each stage's run with its start and duration, this validator's last (StageRun).
+    stages: list[StageRun] = field(default_factory=list)
 
 
 def request_record(
@@ -82,6 +86,7 @@ def request_record(
     """The query log row's facts: the route's tool calls with what each returned, each
     stage's time (this one's so far), and the tokens any model used."""
     draft = envelope.payload
+    now = now or utc_now()
     tools = [
         {
             "tool": result.tool,
@@ -97,7 +102,15 @@ def request_record(
     tokens: dict[str, Any] = {"router": llm.model_dump()} if llm is not None else {}
     if draft.generation.model is not None:
         tokens["answerer"] = draft.generation.model_dump()
-    elapsed = ((now or utc_now()) - envelope.created_at).total_seconds() * 1000
+    elapsed = (now - envelope.created_at).total_seconds() * 1000
+    # This run is not over (the answer is being written), so it is stamped here rather than
+    # by the consumer, as it is for every other stage.
+    validating = StageRun(
+        stage=Stage.VALIDATOR,
+        attempt=envelope.attempt,
+        started_at=now - timedelta(milliseconds=validator_ms),
+        duration_ms=round(validator_ms, 3),
+    )
     return RequestRecord(
         user_id=envelope.user_id,
         question=draft.route.question,
@@ -106,6 +119,7 @@ def request_record(
         total_ms=round(elapsed, 3),
         tokens=tokens,
         cost_usd=draft.generation.cost_usd,
+        stages=[*envelope.stage_runs, validating],
     )
 
 
@@ -275,7 +289,9 @@ def validate_draft(
     # The facts must be of the question asked, not only right in themselves.
     mismatched = route_issues(draft)
     if contradicted or mismatched:
+        checked = validation.numbers_checked
         validation = grade([*validation.issues, *contradicted, *mismatched])
+        validation.numbers_checked = checked
     validation.attempts = attempts
     return AnswerValidated(
         answer=draft.answer,
@@ -320,4 +336,5 @@ async def record_answer(
         record.total_ms if record else None,
         json.dumps(record.tokens) if record else "{}",
         record.cost_usd if record else None,
+        json.dumps([run.model_dump(mode="json") for run in record.stages]) if record else "[]",
     )

@@ -8,9 +8,23 @@ from services.validator.finalizing import Redo, record_answer, request_record, s
 from services.validator.settings import ValidatorSettings
 from shared import subjects
 from shared.bus import Forward, Handler, Reply
-from shared.contracts import AnswerDrafted, AnswerValidated, Envelope
+from shared.contracts import AnswerDrafted, AnswerValidated, Envelope, Validation
 from shared.db import acting_as
+from shared.metrics import (
+    REPAIR_ATTEMPTS,
+    VALIDATION_ISSUES,
+    VALIDATION_RESULTS,
+    record_repairs,
+)
 from shared.runtime import StageClients, run, serve_stage
+
+
+def count_validation(validation: Validation) -> None:
+    """The metrics of an answer let out: its verdict, its issues and its repairs."""
+    VALIDATION_RESULTS.labels(validation.severity, str(validation.passed).lower()).inc()
+    for issue in validation.issues:
+        VALIDATION_ISSUES.labels(issue.kind, issue.severity).inc()
+    record_repairs(validation.repairs)
 
 
 async def build_handler(clients: StageClients) -> Handler:
@@ -30,7 +44,9 @@ async def build_handler(clients: StageClients) -> Handler:
             )
             redo = envelope.carry(payload)
             redo.attempt = envelope.attempt + 1
+            REPAIR_ATTEMPTS.labels("rewrite" if isinstance(validated, Redo) else "refetch").inc()
             return Forward(subject, redo)
+        count_validation(validated.validation)
         record = request_record(envelope, (time.perf_counter() - started) * 1000)
         # Written acting for the asker (from the envelope the gateway stamped): row-level
         # security refuses an answer into another user's conversation.
