@@ -56,6 +56,7 @@ COMPOSE_FILE = ROOT / "docker-compose.yml"
 COMPOSE_ENV_EXAMPLE = ROOT / "deploy" / "compose.env.example"
 DOCKERFILE = ROOT / "Dockerfile"
 NATS_CONF = ROOT / "deploy" / "nats.conf"
+PROMETHEUS_CONF = ROOT / "deploy" / "prometheus.yml"
 K8S_DIR = ROOT / "deploy" / "k8s"
 K8S_CREDENTIALS_EXAMPLE = K8S_DIR / "finq-credentials.env.example"
 # Kubernetes runs NATS as a cluster of this many pods, routing to each other on this port.
@@ -758,6 +759,87 @@ def test_jaeger_accepts_otlp_and_every_finq_process_exports_to_it(compose, k8s):
         assert "OTEL_SERVICE_NAME" not in env, "the code names each service"
 
 
+def test_the_gateway_links_its_traces_to_jaegers_published_ui(compose):
+    gateway = compose_env(compose["services"]["gateway"])
+    published = [str(p).split(":") for p in compose["services"]["jaeger"]["ports"]]
+    url = urlsplit(gateway["FINQ_JAEGER_URL"])
+    assert (url.scheme, url.path) == ("http", "")
+    assert [url.hostname, str(url.port)] in [mapping[:2] for mapping in published]
+    assert "FINQ_JAEGER_URL" in finq_variables(GatewaySettings)
+
+
+def stage_metrics_port(settings_class: type[BaseSettings], env: dict[str, str]) -> int:
+    """The port a stage serves metrics on, given its environment: the first variable of
+    its `metrics_port` field's aliases that is set (FINQ_<STAGE>_METRICS_PORT, then
+    FINQ_METRICS_PORT), else the field's default (0: none)."""
+    field = settings_class.model_fields["metrics_port"]
+    alias = field.validation_alias
+    names = [str(choice) for choice in getattr(alias, "choices", [])] or [
+        ENV_PREFIX + "METRICS_PORT"
+    ]
+    for name in names:
+        if name in env:
+            return int(env[name])
+    return int(field.default)
+
+
+def prometheus_targets(config: dict[str, Any]) -> dict[tuple[str, int], str]:
+    """Every (host, port) deploy/prometheus.yml scrapes, with the path it scrapes there."""
+    targets: dict[tuple[str, int], str] = {}
+    for job in config["scrape_configs"]:
+        path = job.get("metrics_path", "/metrics")
+        assert job.get("scheme", "http") == "http", job["job_name"]
+        for static in job.get("static_configs", []):
+            for target in static["targets"]:
+                host, port = target.rsplit(":", 1)
+                targets[(host, int(port))] = path
+        for dns in job.get("dns_sd_configs", []):
+            # A (or AAAA) records name the hosts; the port is the config's.
+            assert dns.get("type", "SRV") in ("A", "AAAA"), job["job_name"]
+            for host in dns["names"]:
+                targets[(host, int(dns["port"]))] = path
+    return targets
+
+
+def test_prometheus_scrapes_the_gateway_and_every_stage_that_serves_metrics(compose):
+    config = yaml.safe_load(PROMETHEUS_CONF.read_text())
+    jobs = [job["job_name"] for job in config["scrape_configs"]]
+    assert len(jobs) == len(set(jobs)), "job names are unique"
+    targets = prometheus_targets(config)
+    services = compose["services"]
+
+    expected: dict[tuple[str, int], str] = {}
+    gateway_env = compose_env(services["gateway"])
+    gateway_paths = {getattr(r, "path", None) for r in create_app(GatewaySettings()).routes}
+    assert "/metrics" in gateway_paths
+    expected[("gateway", int(gateway_env["FINQ_GATEWAY_PORT"]))] = "/metrics"
+    for stage in STAGES:
+        if stage == Stage.GATEWAY:
+            continue
+        env = compose_env(services[stage])
+        port = stage_metrics_port(SETTINGS_BY_PROCESS[stage], env)
+        assert port, f"{stage} serves no metrics in compose"
+        # Reachable from the prometheus container, not only from inside its own.
+        assert env.get("FINQ_METRICS_HOST") == "0.0.0.0", stage
+        expected[(stage, port)] = "/metrics"  # prometheus_client answers on any path
+    assert targets == expected, "every finq process's metrics, and nothing else"
+    for host, _ in targets:
+        assert host in services, f"{host} is not a compose service"
+
+
+def test_prometheus_runs_the_committed_config_with_its_data_on_a_volume(compose):
+    prometheus = compose["services"]["prometheus"]
+    assert re.fullmatch(r"prom/prometheus:v3\.\d+\.\d+", prometheus["image"]), "a pinned tag"
+    flags = dict(flag.split("=", 1) for flag in argv(prometheus["command"]))
+    mounts = {v.split(":")[1]: v for v in prometheus["volumes"]}
+    config_mount = mounts[flags["--config.file"]]
+    assert config_mount == f"./deploy/prometheus.yml:{flags['--config.file']}:ro"
+    # The TSDB is the one thing it writes; with a read-only root it needs a volume.
+    data = mounts[flags["--storage.tsdb.path"]].split(":")[0]
+    assert data in compose.get("volumes", {}), "the TSDB on a named volume"
+    assert prometheus["read_only"] is True
+
+
 def test_every_kubernetes_selector_matches_pod_labels(k8s):
     pod_labels = [doc["spec"]["template"]["metadata"]["labels"] for doc in workloads(k8s)]
     for doc in workloads(k8s):
@@ -1058,10 +1140,17 @@ def test_the_only_root_container_in_compose_just_hands_the_nats_volume_over(comp
     assert nats["depends_on"]["nats-data-owner"]["condition"] == "service_completed_successfully"
 
 
-def test_compose_publishes_only_the_gateway_and_jaegers_local_ui(compose):
+def test_compose_publishes_only_the_gateway_and_the_local_uis_of_jaeger_and_prometheus(compose):
     published = {name for name, service in compose["services"].items() if service.get("ports")}
-    assert published == {"gateway", "jaeger"}
+    assert published == {"gateway", "jaeger", "prometheus"}
     assert [str(p) for p in compose["services"]["jaeger"]["ports"]] == ["127.0.0.1:16686:16686"]
+    # Prometheus has no login: its UI and API on this machine only, never 0.0.0.0 or ::.
+    assert [str(p) for p in compose["services"]["prometheus"]["ports"]] == ["127.0.0.1:9090:9090"]
+    for name, service in compose["services"].items():
+        if name == "gateway":
+            continue
+        for mapping in service.get("ports", []):
+            assert isinstance(mapping, str) and mapping.startswith("127.0.0.1:"), (name, mapping)
 
 
 # --- who may connect to whom (NetworkPolicy) --------------------------------------------
