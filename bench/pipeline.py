@@ -349,14 +349,14 @@ async def bench_baseline(
     dsn: str, levels: list[tuple[int, int]], warmup: int, meter: CpuMeter
 ) -> list[LevelResult]:
     from services.answerer.drafting import draft_answer
-    from services.gateway.app import ANONYMOUS_USER
     from services.gateway.conversations import START_CONVERSATION_SQL, conversation_title
     from services.router.main import load_directory
     from services.router.routing import route_question
     from services.tools.runner import run_route
     from services.validator.finalizing import record_answer, validate_draft
     from shared.contracts import new_deadline
-    from shared.db import create_pool
+    from shared.db import acting_as, create_pool
+    from shared.identity import LOCAL_USER
     from shared.settings import FinqSettings
 
     defaults = FinqSettings()
@@ -364,24 +364,27 @@ async def bench_baseline(
     try:
         directory = await load_directory(pool)
 
+        # Acting for the user as the services do: row-level security costs the same here.
+        scope = acting_as(pool, LOCAL_USER)
+
         async def attempt(question: str) -> str | None:
             request_id = uuid.uuid4().hex
             conversation_id = uuid.uuid4().hex
-            await pool.execute(
+            await scope.execute(
                 START_CONVERSATION_SQL,
                 request_id,
                 conversation_id,
-                ANONYMOUS_USER,
+                LOCAL_USER,
                 question,
                 None,
                 new_deadline(30.0),
                 conversation_title(question),
             )
             route = route_question(question, directory)
-            completed = await run_route(pool, route)
+            completed = await run_route(pool, route, None, LOCAL_USER)
             drafted = draft_answer(completed)
             validated = validate_draft(drafted)
-            await record_answer(pool, request_id, conversation_id, 0, validated)
+            await record_answer(scope, request_id, conversation_id, 0, validated)
             if not validated.validation.passed:
                 return f"validation failed: {validated.validation.model_dump_json()[:300]}"
             if validated.needs_clarification:
@@ -600,7 +603,7 @@ def main(argv: list[str] | None = None) -> int:
             meter = CpuMeter(
                 {"bench": os.getpid(), "postgres": postgres.process.pid}, POSTGRES_ONLY
             )
-            baseline = run_async(bench_baseline(postgres.dsn, levels, args.warmup, meter))
+            baseline = run_async(bench_baseline(postgres.service_dsn, levels, args.warmup, meter))
     except KeyboardInterrupt:
         print("\ninterrupted")
         return 130
