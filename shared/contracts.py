@@ -14,6 +14,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shared.intents import INTENT_NAMES
+from shared.metric_catalog import Metric
 from shared.subjects import Stage
 from shared.tool_schemas import ActivityKindName, AssetClassName
 
@@ -117,6 +118,18 @@ class MetricInfo(Contract):
     description: str
     formula: str | None = None  # None for a figure read from filings
     aliases: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, metric: Metric) -> MetricInfo:
+        return cls(
+            id=metric.id,
+            label=metric.label,
+            category=metric.category,
+            unit=metric.unit,
+            description=metric.description,
+            formula=metric.formula,
+            aliases=list(metric.aliases),
+        )
 
 
 class Passage(Contract):

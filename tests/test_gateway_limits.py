@@ -106,7 +106,7 @@ async def test_the_loop_lag_watch_measures_a_loop_that_stays_blocked() -> None:
     lag = LoopLag(interval=0.01)
     stopping = asyncio.Event()
     watching = asyncio.create_task(lag.watch(stopping))
-    await asyncio.sleep(0.03)
+    await asyncio.sleep(0)  # the watch starts its first tick
     for _ in range(4):
         # Blocking the loop on purpose: each of the watch's ticks comes 150 ms late.
         time.sleep(0.15)  # noqa: ASYNC251

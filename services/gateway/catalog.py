@@ -36,15 +36,7 @@ def metric_catalog(query: str, category: str | None) -> MetricCatalog:
     return MetricCatalog(
         categories=list(CATEGORIES),
         metrics=[
-            MetricInfo(
-                id=metric.id,
-                label=metric.label,
-                category=metric.category,
-                unit=metric.unit,
-                description=metric.description,
-                formula=metric.formula,
-                aliases=list(metric.aliases),
-            )
+            MetricInfo.of(metric)
             for metric in CATALOG
             if (category is None or metric.category == category)
             and all(word in _SEARCHED[metric.id] for word in words)

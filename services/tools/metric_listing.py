@@ -9,15 +9,7 @@ from shared.tool_schemas import LIST_METRICS, ListMetricsArgs
 
 
 def metric_info(metric: Metric) -> MetricInfo:
-    return MetricInfo(
-        id=metric.id,
-        label=metric.label,
-        category=metric.category,
-        unit=metric.unit,
-        description=metric.description,
-        formula=metric.formula,
-        aliases=list(metric.aliases),
-    )
+    return MetricInfo.of(metric)
 
 
 async def list_metrics(db: Fetcher, args: ListMetricsArgs) -> ToolResult:

@@ -59,6 +59,7 @@ NO_PORTFOLIO = (
     "you have no portfolio activity in finq yet; import your broker's activity CSV with "
     "POST /v1/portfolio/import or `finq portfolio import`"
 )
+PER_SHARE = "USD/share"
 # A close this many days older than the day valued is said to be stale in the answer.
 STALE_AFTER_DAYS = 4
 
@@ -283,128 +284,79 @@ def _valuation_day(args: PortfolioArgs, book: Book) -> date:
 
 
 def _holding_facts(facts: Facts, book: Book, holding: Holding, day: date) -> list[str]:
-    """The facts of one holding valued on `day`; returns notes (a stale or missing close)."""
-    notes: list[str] = []
-    symbol, name = holding.symbol, book.name_of(holding.symbol)
-    rows = _activity_source(facts, holding)
-    facts.add(
-        symbol,
-        name,
-        "shares_held",
-        f"shares of {symbol} held in {holding.account}",
-        holding.quantity,
-        "shares",
-        day,
-        rows,
-    )
+    """The facts of one holding valued on `day`; returns notes (a stale or missing close).
+    Each label ends " in <account>": the answer groups a holding's facts by it."""
+    symbol, name, where = holding.symbol, book.name_of(holding.symbol), holding.account
+    # (metric, label, value, unit), from the rows of the holding's trades.
+    from_rows: list[tuple[str, str, Decimal, str]] = [
+        ("shares_held", f"shares of {symbol} held", holding.quantity, "shares")
+    ]
     if holding.quantity:
-        facts.add(
-            symbol,
-            name,
-            "average_cost",
-            f"average cost per {symbol} share in {holding.account}",
-            holding.average_cost,
-            "USD/share",
-            day,
-            rows,
-        )
-        facts.add(
-            symbol,
-            name,
-            "cost_basis",
-            f"cost basis (average cost) of {symbol} in {holding.account}",
-            holding.cost_basis_average,
-            "USD",
-            day,
-            rows,
-        )
-        facts.add(
-            symbol,
-            name,
-            "cost_basis_fifo",
-            f"cost basis (FIFO lots) of {symbol} in {holding.account}",
-            holding.cost_basis_fifo,
-            "USD",
-            day,
-            rows,
-        )
+        from_rows += [
+            ("average_cost", f"average cost per {symbol} share", holding.average_cost, PER_SHARE),
+            (
+                "cost_basis",
+                f"cost basis (average cost) of {symbol}",
+                holding.cost_basis_average,
+                "USD",
+            ),
+            (
+                "cost_basis_fifo",
+                f"cost basis (FIFO lots) of {symbol}",
+                holding.cost_basis_fifo,
+                "USD",
+            ),
+        ]
     if holding.realized_average or holding.realized_fifo:
-        facts.add(
-            symbol,
-            name,
-            "realized_gain",
-            f"realized gain (average cost) on {symbol} in {holding.account}",
-            holding.realized_average,
-            "USD",
-            day,
-            rows,
-        )
-        facts.add(
-            symbol,
-            name,
-            "realized_gain_fifo",
-            f"realized gain (FIFO) on {symbol} in {holding.account}",
-            holding.realized_fifo,
-            "USD",
-            day,
-            rows,
-        )
+        from_rows += [
+            (
+                "realized_gain",
+                f"realized gain (average cost) on {symbol}",
+                holding.realized_average,
+                "USD",
+            ),
+            (
+                "realized_gain_fifo",
+                f"realized gain (FIFO) on {symbol}",
+                holding.realized_fifo,
+                "USD",
+            ),
+        ]
     if holding.dividends:
-        facts.add(
-            symbol,
-            name,
-            "dividends_received",
-            f"dividends received on {symbol} in {holding.account}",
-            holding.dividends,
-            "USD",
-            day,
-            rows,
+        from_rows.append(
+            ("dividends_received", f"dividends received on {symbol}", holding.dividends, "USD")
         )
+    rows = _activity_source(facts, holding)
+    for metric, label, value, unit in from_rows:
+        facts.add(symbol, name, metric, f"{label} in {where}", value, unit, day, rows)
     if not holding.quantity:
-        return notes
+        return []
     close = book.closes(symbol, day)
     if close is None:
-        notes.append(f"finq holds no price for {symbol}, so its value is not known")
-        return notes
+        return [f"finq holds no price for {symbol}, so its value is not known"]
     close_day, price = close
     prices = _price_source(facts, book, symbol, close_day)
-    facts.add(symbol, name, "last_close", f"{symbol} close", price, "USD/share", close_day, prices)
+    facts.add(symbol, name, "last_close", f"{symbol} close", price, PER_SHARE, close_day, prices)
     value = holding.quantity * price
     gain = value - holding.cost_basis_average
-    facts.add(
-        symbol,
-        name,
-        "market_value",
-        f"market value of {symbol} in {holding.account}",
-        value,
-        "USD",
-        close_day,
-        prices,
-    )
-    facts.add(
-        symbol,
-        name,
-        "unrealized_gain",
-        f"unrealized gain on {symbol} in {holding.account}",
-        gain,
-        "USD",
-        close_day,
-        prices,
-    )
+    at_close: list[tuple[str, str, Decimal, str]] = [
+        ("market_value", f"market value of {symbol}", value, "USD"),
+        ("unrealized_gain", f"unrealized gain on {symbol}", gain, "USD"),
+    ]
     if holding.cost_basis_average:
-        facts.add(
-            symbol,
-            name,
-            "unrealized_return",
-            f"return on {symbol} since purchase in {holding.account}",
-            gain / holding.cost_basis_average * 100,
-            "%",
-            close_day,
-            prices,
+        at_close.append(
+            (
+                "unrealized_return",
+                f"return on {symbol} since purchase",
+                gain / holding.cost_basis_average * 100,
+                "%",
+            )
         )
+    for metric, label, amount, unit in at_close:
+        facts.add(symbol, name, metric, f"{label} in {where}", amount, unit, close_day, prices)
     if (day - close_day).days > STALE_AFTER_DAYS:
-        notes.append(f"the latest {symbol} close finq holds is from {close_day}, before {day}")
-    return notes
+        return [f"the latest {symbol} close finq holds is from {close_day}, before {day}"]
+    return []
 
 
 def _result(
@@ -597,7 +549,7 @@ async def get_portfolio_activity(book: Book, args: GetPortfolioActivityArgs) -> 
                 f"{activity.kind.value}_price",
                 f"price per share in the {what}",
                 activity.price,
-                "USD/share",
+                PER_SHARE,
                 day,
                 source,
             )
@@ -733,7 +685,7 @@ def stale_closes(book: Book, facts: Facts, stale: Sequence[tuple[str, date]]) ->
             "last_close",
             f"{symbol} close",
             close[1],
-            "USD/share",
+            PER_SHARE,
             close[0],
             source,
         )
@@ -961,11 +913,24 @@ PORTFOLIO_TOOLS: dict[str, PortfolioTool] = {
 }
 
 
-async def run_portfolio_tool(
-    pool: asyncpg.Pool, user_id: str, tool: str, args: BaseModel
-) -> ToolResult:
-    """One portfolio tool for `user_id` (the envelope's, stamped by the gateway)."""
-    book = await open_book(pool, user_id)
+@dataclass
+class UserBook:
+    """One user's book, read the first time a tool of the route asks for it: a route with
+    several portfolio calls (a value and the positions behind it) reads the rows once."""
+
+    pool: asyncpg.Pool
+    user_id: str
+    _book: Book | None = None
+
+    async def get(self) -> Book:
+        if self._book is None:
+            self._book = await open_book(self.pool, self.user_id)
+        return self._book
+
+
+async def run_portfolio_tool(user_book: UserBook, tool: str, args: BaseModel) -> ToolResult:
+    """One portfolio tool for the book's user (the envelope's, stamped by the gateway)."""
+    book = await user_book.get()
     if not book.activities:
         return ToolResult(
             tool=tool,
@@ -975,7 +940,7 @@ async def run_portfolio_tool(
     try:
         if tool == SCREEN_HOLDINGS:
             assert isinstance(args, ScreenHoldingsArgs)
-            return await screen_holdings(book, args, pool)
+            return await screen_holdings(book, args, user_book.pool)
         return await PORTFOLIO_TOOLS[tool](book, args)
     except AccountNotFound as problem:
         return ToolResult(
@@ -986,11 +951,11 @@ async def run_portfolio_tool(
 
 
 async def largest_holdings(
-    pool: asyncpg.Pool, user_id: str, args: SearchHoldingsDocumentsArgs
+    user_book: UserBook, args: SearchHoldingsDocumentsArgs
 ) -> tuple[list[str], list[Fact], list[Source]]:
     """The user's `args.largest` holdings by value (all accounts unless one is named), with
     the facts of their values: which companies' filings to read, and why those."""
-    book = await open_book(pool, user_id)
+    book = await user_book.get()
     day = _valuation_day(args, book)
     values = holding_values(book, day, _account_filter(args, book))
     largest = sorted(values, key=lambda symbol: values[symbol], reverse=True)[: args.largest]

@@ -11,7 +11,7 @@ from services.tools.document_search import DocumentSearch
 from services.tools.filings import get_recent_filings
 from services.tools.financial_metrics import get_financial_metrics
 from services.tools.metric_listing import list_metrics
-from services.tools.portfolio import largest_holdings, run_portfolio_tool
+from services.tools.portfolio import UserBook, largest_holdings, run_portfolio_tool
 from services.tools.prices import get_prices
 from services.tools.sql import Fetcher
 from shared.contracts import RouteDecided, ToolCall, ToolError, ToolResult, ToolsCompleted
@@ -52,6 +52,7 @@ async def run_tool_call(
     call: ToolCall,
     documents: DocumentSearch | None = None,
     user_id: str = LOCAL_USER,
+    user_book: UserBook | None = None,
 ) -> ToolResult:
     if not tool_allowed(intent, call.tool):
         return _refusal(
@@ -69,12 +70,14 @@ async def run_tool_call(
         )
     if call.tool == SEARCH_DOCUMENTS and documents is not None:
         return await documents.search(db, args, user_id)
-    if call.tool == SEARCH_HOLDINGS_DOCUMENTS and documents is not None:
-        assert isinstance(args, SearchHoldingsDocumentsArgs)
-        return await search_holdings_documents(db, args, documents, user_id)
-    if call.tool in PORTFOLIO_TOOLS and call.tool != SEARCH_HOLDINGS_DOCUMENTS:
+    if call.tool in PORTFOLIO_TOOLS:
         # The user's own rows: read in transactions acting for the envelope's user.
-        return await run_portfolio_tool(db, user_id, call.tool, args)  # type: ignore[arg-type]
+        user_book = user_book or UserBook(db, user_id)  # type: ignore[arg-type]
+        if call.tool != SEARCH_HOLDINGS_DOCUMENTS:
+            return await run_portfolio_tool(user_book, call.tool, args)
+        if documents is not None:
+            assert isinstance(args, SearchHoldingsDocumentsArgs)
+            return await search_holdings_documents(db, args, documents, user_book)
     tool = TOOLS.get(call.tool)
     if tool is None:
         return _refusal(
@@ -86,11 +89,12 @@ async def run_tool_call(
 
 
 async def search_holdings_documents(
-    db: Fetcher, args: SearchHoldingsDocumentsArgs, documents: DocumentSearch, user_id: str
+    db: Fetcher, args: SearchHoldingsDocumentsArgs, documents: DocumentSearch, user_book: UserBook
 ) -> ToolResult:
     """What the filings of the user's largest holdings say: the holdings from their own rows,
     then one search of each company's filings, the passages gathered in one result."""
-    symbols, facts, sources = await largest_holdings(db, user_id, args)  # type: ignore[arg-type]
+    user_id = user_book.user_id
+    symbols, facts, sources = await largest_holdings(user_book, args)
     arguments = args.model_dump(mode="json", exclude_none=True)
     result = ToolResult(
         tool=SEARCH_HOLDINGS_DOCUMENTS, arguments=arguments, facts=facts, sources=sources
@@ -122,7 +126,9 @@ async def run_route(
 ) -> ToolsCompleted:
     """The route's tool calls, run for `user_id` (from the envelope the gateway stamped):
     a user's uploads are searched for that user only."""
+    user_book = UserBook(db, user_id)  # type: ignore[arg-type]
     results = [
-        await run_tool_call(db, route.intent, call, documents, user_id) for call in route.tool_calls
+        await run_tool_call(db, route.intent, call, documents, user_id, user_book)
+        for call in route.tool_calls
     ]
     return ToolsCompleted(route=route, results=results)
