@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import shutil
 import signal
@@ -164,6 +165,62 @@ class Asker:
             outcomes.refused_ms.append(elapsed_ms)
 
 
+def accept_queue(port: int) -> int | None:
+    """Connections the kernel has completed but the gateway has not yet accepted: for a
+    listening socket, /proc/net/tcp's rx_queue is the accept queue's length."""
+    wanted = f":{port:04X}"
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[1].endswith(wanted) and fields[3] == "0A":  # 0A: LISTEN
+            return int(fields[4].split(":")[1], 16)
+    return None
+
+
+class QueueWatch:
+    """Where the questions wait while a phase runs: the listening socket's accept queue
+    (before the gateway) and each process's share of the CPU."""
+
+    def __init__(self, port: int, processes: dict[str, list[psutil.Process]]) -> None:
+        self.port = port
+        self.processes = processes  # a name and its processes (PostgreSQL has many)
+        self.queue: list[int] = []
+        self.cpu: dict[str, list[float]] = {name: [] for name in processes}
+        self._running = False
+
+    def _cpu(self, processes: list[psutil.Process]) -> float:
+        total = 0.0
+        for process in processes:
+            with contextlib.suppress(psutil.Error):  # a backend that has exited
+                total += process.cpu_percent()
+        return total
+
+    async def run(self) -> None:
+        self._running = True
+        for processes in self.processes.values():
+            self._cpu(processes)
+        while self._running:
+            await asyncio.sleep(0.5)
+            depth = accept_queue(self.port)
+            if depth is not None:
+                self.queue.append(depth)
+            for name, processes in self.processes.items():
+                self.cpu[name].append(self._cpu(processes))
+
+    def stop(self) -> None:
+        self._running = False
+
+    def summary(self) -> dict[str, Any]:
+        depths = sorted(self.queue)
+        return {
+            "accept_queue": {
+                "p50": percentile(depths, 50) if depths else None,
+                "max": depths[-1] if depths else None,
+            },
+            # percent of one core, averaged over the phase
+            "cpu_percent": {name: round(sum(v) / len(v), 1) for name, v in self.cpu.items() if v},
+        }
+
+
 class MemoryWatch:
     """The gateway's resident memory, sampled while a phase runs."""
 
@@ -201,11 +258,14 @@ async def measure_capacity(url: str, count: int) -> tuple[float, Outcomes]:
     return outcomes.statuses.get("200", 0) / seconds, outcomes
 
 
-async def offer(url: str, rate: float, seconds: float, memory: MemoryWatch) -> Outcomes:
+async def offer(
+    url: str, rate: float, seconds: float, memory: MemoryWatch, queues: QueueWatch
+) -> Outcomes:
     """An open loop: `rate` questions a second for `seconds`, none waiting for another."""
     outcomes = Outcomes()
     asker = Asker(url, outcomes)
     watching = asyncio.create_task(memory.run())
+    queue_watching = asyncio.create_task(queues.run())
     # The load generator's own loop: its lag is latency finq did not cause.
     stopping = asyncio.Event()
     own_lag = LoopLag()
@@ -232,11 +292,14 @@ async def offer(url: str, rate: float, seconds: float, memory: MemoryWatch) -> O
                 task.add_done_callback(tasks.discard)
                 sent += 1
             await asyncio.sleep(0.002)
+        queues.stop()  # its figures cover the time questions were offered, not the drain
         await asyncio.gather(*tasks)
     finally:
         memory.stop()
+        queues.stop()
         stopping.set()
         await watching
+        await queue_watching
         await asyncio.gather(*timing)
     lags.sort()
     outcomes.generator_lag_ms = {
@@ -246,8 +309,11 @@ async def offer(url: str, rate: float, seconds: float, memory: MemoryWatch) -> O
     return outcomes
 
 
-async def overload(url: str, gateway_pid: int, args: argparse.Namespace) -> dict[str, Any]:
+async def overload(
+    url: str, gateway_pid: int, processes: dict[str, list[psutil.Process]], args: argparse.Namespace
+) -> dict[str, Any]:
     memory = MemoryWatch(gateway_pid)
+    queues = QueueWatch(int(url.rsplit(":", 1)[1]), processes)
     print(f"capacity: {CAPACITY_CLIENTS} clients, {args.capacity_count} questions", flush=True)
     await measure_capacity(url, 100)  # warm-up, unmeasured
     capacity, capacity_outcomes = await measure_capacity(url, args.capacity_count)
@@ -257,7 +323,7 @@ async def overload(url: str, gateway_pid: int, args: argparse.Namespace) -> dict
     rate = args.factor * capacity
     print(f"overload: {rate:.0f} questions a second ({args.factor:g}x) for {args.seconds:g} s")
     started = time.perf_counter()
-    outcomes = await offer(url, rate, args.seconds, memory)
+    outcomes = await offer(url, rate, args.seconds, memory, queues)
     wall = time.perf_counter() - started
     rss_after = memory.rss()
     summary = outcomes.summary()
@@ -269,6 +335,7 @@ async def overload(url: str, gateway_pid: int, args: argparse.Namespace) -> dict
             "p95": round(percentile(connects, 95), 1),
             "max": round(connects[-1], 1) if connects else None,
         },
+        "while_offered": queues.summary(),
         "capacity_qps": round(capacity, 1),
         "capacity": capacity_outcomes.summary(),
         "factor": args.factor,
@@ -303,6 +370,7 @@ def print_result(result: dict[str, Any]) -> None:
         print(f"refused: latency p50 {refused['p50']:.1f} ms, p99 {refused['p99']:.1f} ms")
     print(f"most questions in flight at the client: {over['most_in_flight_at_client']}")
     print(f"opening a connection took (ms): {result['connect_ms']}")
+    print(f"while offered: {result['while_offered']}")
     print(f"the load generator's own loop lag: {over['generator_loop_lag_ms']} ms")
     rss = result["gateway_rss_mib"]
     print(f"gateway memory: {rss['before']} MiB before, {rss['peak']} peak, {rss['after']} after")
@@ -337,7 +405,16 @@ def main(argv: list[str] | None = None) -> int:
         wait_until_ready(url, supervisor, timeout=120)
         gateway = supervisor.find(Stage.GATEWAY).process
         assert gateway is not None
-        result = run_async(overload(url, gateway.pid, args))
+        processes = {
+            f"{s.stage.value}-{s.replica}": [psutil.Process(s.process.pid)]
+            for s in supervisor.services
+            if s.process is not None
+        }
+        postmaster = psutil.Process(postgres.process.pid)  # type: ignore[union-attr]
+        processes["postgres"] = [postmaster, *postmaster.children()]
+        processes["nats-server"] = [psutil.Process(nats.process.pid)]  # type: ignore[union-attr]
+        processes["load generator"] = [psutil.Process()]
+        result = run_async(overload(url, gateway.pid, processes, args))
         dead = [s.name for s in supervisor.services if not s.running()]
     except KeyboardInterrupt:
         print("\ninterrupted")

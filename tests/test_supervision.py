@@ -19,14 +19,18 @@ import psutil
 import pytest
 
 from services.control.cli import process_state
+from services.control.scheduling import PIPELINE_NICE, autogroup_nice, lower_priority
 from services.control.servers import NatsServer, PostgresServer, ServerError, free_port
 from services.control.supervisor import (
     MAX_RESTART_DELAY_SECONDS,
     RestartBackoff,
     ServerWatch,
+    Supervisor,
 )
 from shared import bus, subjects
 from shared.nats_permissions import OPERATOR
+from shared.subjects import Stage
+from tests.conftest import RunningFinq
 from tests.helpers import run_finq, wait_until
 from tests.watched_finq import watched_finq
 
@@ -279,3 +283,48 @@ def test_a_delay_is_set_once_per_death() -> None:
     first = backoff.schedule(backoff.started_at + 1.0)
     assert first == 0.5
     assert backoff.schedule(backoff.started_at + 1.2) is None
+
+
+def test_every_process_finq_starts_but_the_gateway_runs_below_the_gateways_priority(
+    finq: RunningFinq,
+) -> None:
+    """Under overload the gateway must have the CPU to take each connection and refuse what
+    it cannot serve; with every process equal it sat two thirds of its time in the run
+    queue while connections waited in the kernel (bench/overload.py)."""
+    gateway = finq.supervisor.find(Stage.GATEWAY).process
+    assert gateway is not None
+    assert os.getpriority(os.PRIO_PROCESS, gateway.pid) == os.getpriority(os.PRIO_PROCESS, 0)
+    behind = {
+        service.name: service.process.pid
+        for service in finq.supervisor.services
+        if service.stage != Stage.GATEWAY and service.process is not None
+    }
+    for server in (finq.servers.postgres, finq.servers.nats):
+        assert server.process is not None
+        behind[server.name] = server.process.pid
+    assert {"router-0", "validator-0", "postgres", "nats"} <= behind.keys()
+    autogroups = autogroup_nice(gateway.pid) is not None
+    for name, pid in behind.items():
+        assert os.getpriority(os.PRIO_PROCESS, pid) == PIPELINE_NICE, name
+        if autogroups:  # where the kernel groups sessions, the group's nice is what counts
+            assert autogroup_nice(pid) == PIPELINE_NICE, name
+            assert autogroup_nice(gateway.pid) == 0
+
+
+def test_a_pipeline_nice_of_zero_runs_every_stage_alike(tmp_path: Path) -> None:
+    supervisor = Supervisor(tmp_path, {}, pipeline_nice=0)
+    assert supervisor._service(Stage.ROUTER, 0).nice == 0
+    assert Supervisor(tmp_path, {})._service(Stage.ROUTER, 0).nice == PIPELINE_NICE
+    assert Supervisor(tmp_path, {})._service(Stage.GATEWAY, 0).nice == 0
+
+
+def test_lowering_a_priority_reaches_the_process_and_its_session_group() -> None:
+    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        lower_priority(child.pid, 7)
+        assert os.getpriority(os.PRIO_PROCESS, child.pid) == 7
+        if autogroup_nice(child.pid) is not None:
+            assert autogroup_nice(child.pid) == 7
+    finally:
+        child.kill()
+        child.wait()

@@ -146,8 +146,10 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
     if port_is_open(settings.gateway_port, settings.gateway_host):
         print(f"port {settings.gateway_port} is taken: is finq already up? (finq status)")
         return 1
-    postgres = PostgresServer(home / "postgres", settings.postgres_port)
-    nats = NatsServer(home / "nats", settings.nats_port)
+    postgres = PostgresServer(
+        home / "postgres", settings.postgres_port, nice=settings.pipeline_nice
+    )
+    nats = NatsServer(home / "nats", settings.nats_port, nice=settings.pipeline_nice)
     supervisor: Supervisor | None = None
     # SIGTERM (finq down) unwinds through the same clean-up as Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -178,6 +180,7 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
             _parse_replicas(args.replicas),
             stage_env=nats.credentials_env,
             metrics_base_port=settings.metrics_base_port,
+            pipeline_nice=settings.pipeline_nice,
         )
         supervisor.start()
         # The servers are watched like the stages: a dead one is reaped and started again

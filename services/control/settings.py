@@ -4,6 +4,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from services.control.scheduling import PIPELINE_NICE
 from services.control.servers import PostgresServer
 from shared.settings import DEFAULT_NATS_PORT, DEFAULT_POSTGRES_PORT, FinqSettings
 
@@ -21,6 +22,11 @@ class ControlSettings(FinqSettings):
     # (router-0 on it, tools-0 on the next, ...; `finq status` lists them); 0: none. The
     # gateway serves /metrics on FINQ_GATEWAY_PORT.
     metrics_base_port: int = Field(default=42300, ge=0, le=65535)
+    # The nice value of every process `finq up` starts but the gateway (the stages,
+    # PostgreSQL, nats-server): under overload the gateway gets the CPU first, to take each
+    # connection and refuse what finq cannot serve (services/control/scheduling.py). 0 runs
+    # them all alike.
+    pipeline_nice: int = Field(default=PIPELINE_NICE, ge=0, le=19)
     # `finq ask` talks to this; empty means the gateway `finq up` started.
     url: str = ""
     # The owner's DSN, for migrations and the operator's commands (`finq migrate`, `finq

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from services.control.scheduling import PIPELINE_NICE, lower_priority
 from services.control.servers import ServerError
 from shared.subjects import Stage
 
@@ -85,6 +86,8 @@ class ServiceProcess:
     # Where it serves /metrics (kept across restarts); None: it serves none of its own (the
     # gateway serves /metrics on its HTTP port).
     metrics_port: int | None = None
+    # Its priority against the gateway's (services/control/scheduling.py); 0 for the gateway.
+    nice: int = 0
 
     @property
     def name(self) -> str:
@@ -103,6 +106,7 @@ class ServiceProcess:
             )
         finally:
             log_file.close()
+        lower_priority(self.process.pid, self.nice)
 
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -119,6 +123,9 @@ class Supervisor:
     # start order (FINQ_<STAGE>_METRICS_PORT), so replicas on one machine never share one;
     # 0: none (the stages' default).
     metrics_base_port: int = 0
+    # Every stage but the gateway runs at this nice value, so that under overload the
+    # gateway has the CPU to refuse what it cannot serve (services/control/scheduling.py).
+    pipeline_nice: int = PIPELINE_NICE
 
     def environment(self, stage: Stage) -> dict[str, str]:
         """The common environment with the stage's own on top."""
@@ -140,6 +147,7 @@ class Supervisor:
             self.log_dir / f"{stage.value}-{replica}.log",
             {**self.environment(stage), **metrics_env, **(env or {})},
             metrics_port=metrics_port,
+            nice=0 if stage == Stage.GATEWAY else self.pipeline_nice,
         )
 
     def start(self) -> None:

@@ -15,6 +15,7 @@ def main() -> None:
         create_app(settings),
         host=settings.gateway_host,
         port=settings.gateway_port,
+        backlog=settings.gateway_backlog,
         loop="uvloop",
         # httptools, answering a request it cannot parse with the API's JSON error body.
         http=JsonErrorsHttpToolsProtocol,

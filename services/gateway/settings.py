@@ -38,6 +38,11 @@ class GatewaySettings(FinqSettings):
     gateway_max_in_flight: int = Field(default=256, ge=1, le=100_000)
     # ...and past this lag of its event loop (requests waiting before any handler runs).
     gateway_max_loop_lag_ms: float = Field(default=500.0, gt=0, le=60_000)
+    # Connections the kernel holds for the gateway before it takes them (the listen backlog):
+    # the one queue in front of the admission limits, so it is kept short. A gateway that
+    # gets the CPU first (services/control/scheduling.py) takes them in milliseconds; past
+    # it a client's connection attempt waits and is retried by its TCP stack.
+    gateway_backlog: int = Field(default=512, ge=16, le=65_535)
     # The reconciler: how often one gateway looks for saved work the bus lost, and how old
     # unanswered work must be before it is published again (younger is still on its way).
     gateway_reconcile_every_seconds: float = Field(default=10.0, gt=0, le=3600)
