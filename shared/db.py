@@ -215,6 +215,9 @@ _SERVICE_ROLE_FUNCTIONS = (
     "finq_user_for_key(text)",
     "finq_unanswered_questions(timestamptz, timestamptz)",
     "finq_unfinished_uploads(text, timestamptz)",
+    "finq_acting_user_is_operator()",
+    "finq_operator_questions(text, timestamptz, integer)",
+    "finq_operator_question(text)",
 )
 
 

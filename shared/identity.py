@@ -21,7 +21,7 @@ KEY_PREFIX = "finq_"
 _KEY = re.compile(r"^finq_[A-Za-z0-9_-]{43}$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 # What a `User` is read from (never the key's hash).
-_USER_COLUMNS = "id, name, key_prefix, created_at, revoked_at"
+_USER_COLUMNS = "id, name, key_prefix, created_at, revoked_at, operator"
 
 
 class Database(Protocol):
@@ -41,6 +41,8 @@ class User:
     key_prefix: str | None
     created_at: datetime
     revoked_at: datetime | None
+    # May read how finq does for every user (GET /v1/admin/..., migration 018).
+    operator: bool = False
 
 
 def key_digest(key: str) -> str:
@@ -51,8 +53,9 @@ def looks_like_key(key: str) -> bool:
     return bool(_KEY.match(key))
 
 
-async def add_user(db: Database, name: str) -> tuple[User, str]:
-    """A new user and their API key (returned once, never stored)."""
+async def add_user(db: Database, name: str, operator: bool = False) -> tuple[User, str]:
+    """A new user and their API key (returned once, never stored); an operator may read
+    how finq does for every user (the admin page)."""
     if not _NAME.match(name):
         raise IdentityError(
             f"{name!r} is not a user name: lowercase letters, digits, '.', '_' or '-', "
@@ -60,12 +63,13 @@ async def add_user(db: Database, name: str) -> tuple[User, str]:
         )
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     row = await db.fetchrow(
-        "INSERT INTO users (id, name, key_sha256, key_prefix) VALUES ($1, $2, $3, $4) "
-        f"ON CONFLICT (name) DO NOTHING RETURNING {_USER_COLUMNS}",
+        "INSERT INTO users (id, name, key_sha256, key_prefix, operator) "
+        f"VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING RETURNING {_USER_COLUMNS}",
         "u_" + secrets.token_hex(8),
         name,
         key_digest(key),
         key[: len(KEY_PREFIX) + 6],
+        operator,
     )
     if row is None:
         raise IdentityError(f"a user named {name!r} exists already")

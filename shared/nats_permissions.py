@@ -21,8 +21,11 @@ What a stage can still do through the JetStream API it is given: create or updat
 streams (every process makes the streams at start so start order never matters; an update
 could change a stream's limits), list stream names, create its own durable consumer (and
 so change that consumer's settings) and pull from it. The gateway also reads the consumer
-info of every consuming stage (its readiness check). No stage may delete a stream or a
-consumer, read stored messages directly, or purge; those belong to the operator.
+info of every consuming stage (its readiness check), and reads and deletes dead letters
+for the operators' admin page (a replay publishes the saved question again, as questions
+are published: the gateway never writes to another stage's input). No stage may delete a
+stream or a consumer, read any other stored message directly, or purge; those belong to the
+operator.
 """
 
 from __future__ import annotations
@@ -114,6 +117,12 @@ def permission_table() -> dict[str, Permissions]:
         if stage is Stage.GATEWAY:
             # Readiness: is every consuming stage pulling?
             publish.extend(consumer_api("INFO", consumer) for consumer in STAGE_INPUT)
+            # The admin page: list the dead letters, and delete one once its question has been
+            # published again (shared/dead_letters.py). Nothing of any other stream.
+            publish.extend(
+                stream_api(action, DEAD_LETTER_STREAM)
+                for action in ("INFO", "MSG.GET", "MSG.DELETE")
+            )
             subscribe.extend(
                 (
                     everything_under(REPLY_PREFIX),

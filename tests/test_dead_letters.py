@@ -18,10 +18,10 @@ import pytest
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
-from services.control.dead_letters import DeadLetter, list_dead_letters
 from services.gateway.conversations import START_CONVERSATION_SQL
 from shared import bus, subjects
 from shared.contracts import AnswerValidated, Envelope, QuestionAsked, utc_now
+from shared.dead_letters import DeadLetter, list_dead_letters
 from shared.identity import LOCAL_USER
 from shared.nats_permissions import OPERATOR
 from shared.subjects import Stage

@@ -31,7 +31,7 @@ from shared.subjects import Stage
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
 
-    from services.control.dead_letters import Replayed
+    from shared.dead_letters import Replayed
 
 STATE_FILE = "state.json"
 
@@ -842,20 +842,24 @@ def command_users(args: argparse.Namespace, settings: ControlSettings) -> int:
         conn = await asyncpg.connect(settings.operator_dsn)
         try:
             if args.users_command == "add":
-                user, key = await add_user(conn, args.name)
-                print(f"user {user.name} ({user.id}) added; their API key, shown only now:")
+                user, key = await add_user(conn, args.name, operator=args.operator)
+                role = "operator " if user.operator else ""
+                print(f"{role}user {user.name} ({user.id}) added; their API key, shown only now:")
                 print(key)
             elif args.users_command == "revoke":
                 user = await revoke_user(conn, args.name)
                 print(f"user {user.name}: key {user.key_prefix}… revoked")
             else:
-                print(f"{'name':<24} {'id':<20} {'key':<14} {'created':<17} revoked")
+                print(
+                    f"{'name':<24} {'id':<20} {'key':<14} {'created':<17} {'revoked':<17} operator"
+                )
                 for user in await list_users(conn):
                     revoked = f"{user.revoked_at:%Y-%m-%d %H:%M}" if user.revoked_at else "-"
                     key = f"{user.key_prefix}…" if user.key_prefix else "(no key)"
                     print(
                         f"{user.name:<24} {user.id:<20} {key:<14} "
-                        f"{user.created_at:%Y-%m-%d %H:%M} {revoked}"
+                        f"{user.created_at:%Y-%m-%d %H:%M} {revoked:<17} "
+                        f"{'yes' if user.operator else '-'}"
                     )
             return 0
         except IdentityError as error:
@@ -933,7 +937,7 @@ def describe_replay(replayed: Replayed) -> str:
 
 def command_dead(args: argparse.Namespace, settings: ControlSettings) -> int:
     """`finq dead list [--stage S] [--limit N] [--json]` and `finq dead replay ID...`."""
-    from services.control.dead_letters import (
+    from shared.dead_letters import (
         DeadLetter,
         DeadLetterError,
         list_dead_letters,
@@ -1085,6 +1089,11 @@ def build_parser() -> argparse.ArgumentParser:
     users_commands = users.add_subparsers(dest="users_command", required=True)
     users_add = users_commands.add_parser("add", help="add a user and print their key once")
     users_add.add_argument("name")
+    users_add.add_argument(
+        "--operator",
+        action="store_true",
+        help="may open the admin page: every user's failed and slowest questions, dead letters",
+    )
     users_commands.add_parser("list", help="every user, with key prefix and revocation")
     users_revoke = users_commands.add_parser("revoke", help="revoke a user's key")
     users_revoke.add_argument("name")

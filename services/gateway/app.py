@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import functools
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -22,6 +22,19 @@ from opentelemetry.trace import SpanKind, use_span
 from pydantic import Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from services.gateway.admin import (
+    DeadLetters,
+    MetricMisses,
+    NotAnOperator,
+    NotReplayable,
+    OperatorQuestions,
+    QuestionKind,
+    ReplayedQuestion,
+    dead_letters,
+    metric_misses,
+    operator_questions,
+    replay_question,
+)
 from services.gateway.catalog import CategoryName, MetricCatalog, metric_catalog
 from services.gateway.conversations import (
     CONTINUE_CONVERSATION_SQL,
@@ -455,6 +468,76 @@ def register_routes(app: FastAPI) -> None:
             raise ApiError(404, "trace_not_found", f"no trace {trace_id!r} of yours")
         return found
 
+    @app.get(
+        "/v1/admin/questions",
+        response_model=OperatorQuestions,
+        responses=error_responses(401, 403, 422, 429, 503),
+    )
+    async def admin_questions(
+        deps: Deps,
+        caller: Caller,
+        kind: QuestionKind,
+        days: Annotated[int, Query(ge=1, le=366)] = 7,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    ) -> OperatorQuestions:
+        """Operators only: every user's questions of one kind over the last `days`:
+        `failed` (validation did not pass), `unanswerable` (out of scope, or no data for
+        what was asked), `slowest` (by the time from receipt to answer)."""
+        with operator_only():
+            return await operator_questions(acting_as(deps.pool, caller), kind, days, limit)
+
+    @app.get(
+        "/v1/admin/metric-misses",
+        response_model=MetricMisses,
+        responses=error_responses(401, 403, 422, 429, 503),
+    )
+    async def admin_metric_misses(
+        deps: Deps, caller: Caller, limit: Annotated[int, Query(ge=1, le=500)] = 50
+    ) -> MetricMisses:
+        """Operators only: the metric phrases the catalog did not know, most asked first."""
+        with operator_only():
+            return await metric_misses(acting_as(deps.pool, caller), limit)
+
+    @app.get(
+        "/v1/admin/dead-letters",
+        response_model=DeadLetters,
+        responses=error_responses(401, 403, 422, 429, 503),
+    )
+    async def admin_dead_letters(
+        deps: Deps, caller: Caller, limit: Annotated[int, Query(ge=1, le=500)] = 100
+    ) -> DeadLetters:
+        """Operators only: the dead letters, newest first (as `finq dead list`)."""
+        with operator_only():
+            return await dead_letters(acting_as(deps.pool, caller), deps.nc.jetstream(), limit)
+
+    @app.post(
+        "/v1/admin/dead-letters/{seq}/replay",
+        status_code=202,
+        response_model=ReplayedQuestion,
+        responses=error_responses(401, 403, 404, 409, 422, 429, 503),
+    )
+    async def admin_replay(
+        seq: Annotated[int, Path(ge=1, le=2**63 - 1)], deps: Deps, caller: Caller
+    ) -> ReplayedQuestion:
+        """Operators only: ask a dead letter's question again (from the start of the
+        pipeline, as its user, with a fresh deadline), then remove the dead letter. The
+        answer appears in the user's conversation."""
+        with operator_only():
+            try:
+                return await replay_question(
+                    acting_as(deps.pool, caller),
+                    deps.pool,
+                    deps.nc.jetstream(),
+                    deps.publisher,
+                    seq,
+                    deps.settings.gateway_deadline_seconds,
+                    deps.settings.gateway_history_turns,
+                )
+            except LookupError as error:
+                raise ApiError(404, "dead_letter_not_found", str(error)) from None
+            except NotReplayable as refusal:
+                raise ApiError(409, refusal.code, refusal.message) from None
+
     @app.post(
         "/v1/documents",
         status_code=202,
@@ -657,6 +740,17 @@ class AskedQuestion:
     envelope: Envelope[QuestionAsked]
     trace_id: str | None
     answer: asyncio.Future[Envelope[Any]]
+
+
+@contextlib.contextmanager
+def operator_only() -> Iterator[None]:
+    """A caller who is not an operator gets 403, whichever admin read refused them."""
+    try:
+        yield
+    except (NotAnOperator, asyncpg.InsufficientPrivilegeError):
+        raise ApiError(
+            403, "forbidden", "this is for finq's operators (finq users add NAME --operator)"
+        ) from None
 
 
 def checked_question(body: AskRequest) -> str:

@@ -32,7 +32,9 @@ from shared.contracts import ErrorBody
 DESCRIPTIONS = {
     400: "The body could not be read (broken multipart or JSON framing)",
     401: "No valid API key: missing when keys are required, unknown or revoked",
+    403: "The caller is not an operator (finq users add NAME --operator)",
     404: "Not found among the caller's own rows",
+    409: "The dead letter cannot be sent again from here (the reason says why)",
     413: "The body is over its size limit",
     415: "Not a file type finq reads, or sent as a type its name contradicts",
     422: "A parameter or the body breaks the schema's constraints",

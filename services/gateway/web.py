@@ -1,5 +1,6 @@
-"""The web app: the static files under services/gateway/web, served at `/` (the page) and
-`/static/...` (its scripts and styles), outside the OpenAPI schema.
+"""The web app: the static files under services/gateway/web, served at `/` (the page),
+`/admin` (the operators' page) and `/static/...` (their scripts and styles), outside the
+OpenAPI schema.
 
 The page builds its DOM from data with textContent only, and its headers keep it that
 way: a Content-Security-Policy that runs the page's own script files and nothing inline,
@@ -53,5 +54,10 @@ def mount_web(app: FastAPI) -> None:
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(WEB_DIR / "index.html", headers=PAGE_HEADERS)
+
+    @app.get("/admin", include_in_schema=False)
+    async def admin_page() -> FileResponse:
+        # The page is public; what it shows comes from /v1/admin/..., operators only.
+        return FileResponse(WEB_DIR / "admin.html", headers=PAGE_HEADERS)
 
     app.mount("/static", WebAssets(directory=WEB_DIR), name="static")

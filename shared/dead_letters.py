@@ -16,6 +16,7 @@ its deadline is moved forward unless told otherwise (`keep_deadline`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
@@ -133,6 +134,21 @@ async def list_dead_letters(
             letters.append(letter)
     letters.reverse()
     return letters
+
+
+async def read_dead_letter(js: JetStreamContext, seq: int) -> DeadLetter:
+    """Dead letter `seq`; DeadLetterError when there is none (replayed, aged out, never)."""
+    try:
+        raw = await js.get_msg(subjects.DEAD_LETTER_STREAM, seq)
+    except NotFoundError:
+        raise DeadLetterError(f"no dead letter {seq} (replayed, aged out, or never)") from None
+    return _letter(raw)
+
+
+async def delete_dead_letter(js: JetStreamContext, seq: int) -> None:
+    """Remove dead letter `seq` once what it held is on its way again; gone already is fine."""
+    with contextlib.suppress(NotFoundError):
+        await js.delete_msg(subjects.DEAD_LETTER_STREAM, seq)
 
 
 def _with_fresh_deadline(data: bytes, seconds: float) -> tuple[bytes, datetime | None]:
