@@ -256,7 +256,7 @@ async def fetch_document(sec: SecClient, url: str) -> tuple[bytes, dict[str, Any
     def pacing(seconds: float) -> None:
         sec.on_pacing(
             f"waiting {seconds:.1f} s for SEC's rate limit "
-            f"({sec.limiter.max_starts} requests in {sec.limiter.period:g} s)"
+            f"(at most {sec.limiter.max_starts} requests in {sec.limiter.period:g} s)"
         )
 
     for attempt in range(policy.retries + 1):
