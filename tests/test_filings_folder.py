@@ -11,6 +11,7 @@ import asyncpg
 from services.control.filings_folder import ingest_filings_dir
 from services.control.settings import ControlSettings
 from tests.conftest import Servers, own_database
+from tests.helpers import run_finq
 
 NOTE = (
     "Notes on the annual report for fiscal 2031.\n\n"
@@ -53,3 +54,24 @@ async def test_a_folder_of_filings_is_loaded_once_and_kept_on_restart(
     assert "loading the embedding model" in first
     assert "loading the embedding model" not in again
     assert "[1/1] AAPL/notes-2031.txt: held" in again
+
+
+async def test_finq_ingest_filings_counts_the_files_by_name_on_stderr(
+    database: str, tmp_path: Path
+) -> None:
+    (tmp_path / "AAPL").mkdir()
+    (tmp_path / "AAPL" / "notes-2031.txt").write_text(NOTE, encoding="utf-8")
+    (tmp_path / "AAPL" / "notes-2032.txt").write_text(NOTE.replace("2031", "2032"), "utf-8")
+
+    code, out, err = await run_finq("ingest", "filings", str(tmp_path), database=database)
+
+    assert code == 0, err
+    progress = err.splitlines()
+    assert any(line.startswith("ingesting filings: 1/2 AAPL/notes-2031.txt") for line in progress)
+    assert any(line.startswith("ingesting filings: 2/2 AAPL/notes-2032.txt") for line in progress)
+    assert any(line.startswith("ingesting filings: 2/2 done in") for line in progress), err
+    # stdout is what it was: the model being loaded, then a line per document stored.
+    lines = out.splitlines()
+    assert lines[0] == "loading the embedding model"
+    assert len(lines) == 3 and all("chunks" in line for line in lines[1:]), out
+    assert "ingesting filings" not in out

@@ -22,6 +22,7 @@ from services.control.portfolio_commands import (
     ask_headers,
     demo_at_start,
 )
+from services.control.progress import Progress, Step
 from services.control.servers import NatsServer, PostgresServer, ServerError, port_is_open
 from services.control.settings import ControlSettings
 from services.control.supervisor import ServerWatch, Supervisor
@@ -43,12 +44,14 @@ async def prepare_database(
     load_default: bool = True,
     load_glossary: bool | None = None,
     service_dsn: str | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, int]:
     """Create and migrate the database (as its owner, `dsn`), make the role the services
     connect as (`service_dsn`'s user and password) with the privileges it needs, load the
     bundled dataset unless this version of it is already there (a new finq release's
     dataset is loaded once, over the old one), and the bundled glossary documents that
-    changed (with `load_glossary`, by default when the dataset is loaded)."""
+    changed (with `load_glossary`, by default when the dataset is loaded). Each of these
+    says on `progress` that it is under way."""
     import hashlib
 
     import asyncpg
@@ -63,18 +66,20 @@ async def prepare_database(
     from shared.db import ensure_database, ensure_service_role, migrate
     from shared.embeddings import EmbeddingSettings
 
-    await ensure_database(dsn)
-    await migrate(dsn)
-    if service_dsn is not None:
-        await ensure_service_role(dsn, service_dsn)
-    # Typed here, by the owner: the services' role may not change the schema.
-    conn = await asyncpg.connect(dsn)
-    try:
-        await ensure_embedding_column(conn, EmbeddingSettings().dimensions)
-    finally:
-        await conn.close()
+    progress = progress or Progress.silent()
+    with progress.waiting("migrating the database"):
+        await ensure_database(dsn)
+        await migrate(dsn)
+        if service_dsn is not None:
+            await ensure_service_role(dsn, service_dsn)
+        # Typed here, by the owner: the services' role may not change the schema.
+        conn = await asyncpg.connect(dsn)
+        try:
+            await ensure_embedding_column(conn, EmbeddingSettings().dimensions)
+        finally:
+            await conn.close()
     if load_glossary if load_glossary is not None else load_default:
-        await load_glossary_documents(dsn)
+        await load_glossary_documents(dsn, progress)
     if not load_default:
         return {}
     digest = hashlib.sha256((DEFAULT_DATASET_DIR / MANIFEST_FILE).read_bytes()).hexdigest()
@@ -82,7 +87,8 @@ async def prepare_database(
     try:
         if await conn.fetchval("SELECT true FROM dataset_loads WHERE manifest_sha256 = $1", digest):
             return {}
-        counts = await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
+        with progress.waiting("loading the bundled dataset"):
+            counts = await load_dataset(conn, read_dataset(DEFAULT_DATASET_DIR))
         await conn.execute(
             "INSERT INTO dataset_loads (manifest_sha256, counts) VALUES ($1, $2::jsonb)"
             " ON CONFLICT DO NOTHING",
@@ -94,9 +100,10 @@ async def prepare_database(
         await conn.close()
 
 
-async def load_glossary_documents(dsn: str) -> int:
+async def load_glossary_documents(dsn: str, progress: Progress | None = None) -> int:
     """The glossary's explainers and metric definitions, embedded where they changed (the
     embedding model is loaded only then)."""
+    progress = progress or Progress.silent()
     from services.ingest.documents import glossary_to_embed, load_glossary
     from shared.db import create_pool
     from shared.embeddings import EmbeddingSettings, load_embedder
@@ -106,29 +113,53 @@ async def load_glossary_documents(dsn: str) -> int:
         pending = await glossary_to_embed(pool)
         if not pending:
             return 0
-        embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
-        stored = await load_glossary(pool, embedder, pending)
-        print(f"embedded {len(stored)} glossary documents")
+        with progress.waiting(f"embedding {len(pending)} glossary documents (loading the model)"):
+            embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
+            stored = await load_glossary(pool, embedder, pending)
+        progress.above(f"embedded {len(stored)} glossary documents")
         return len(stored)
     finally:
         await pool.close()
 
 
 def wait_until_ready(
-    url: str, supervisor: Supervisor, timeout: float, watch: ServerWatch | None = None
+    url: str,
+    supervisor: Supervisor,
+    timeout: float,
+    watch: ServerWatch | None = None,
+    progress: Progress | None = None,
 ) -> None:
+    """Poll the gateway's /readyz until it answers 200, restarting what died meanwhile;
+    `progress` is told what is not ready yet, as /readyz names it."""
+    progress = progress or Progress.silent()
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if watch is not None:
-            watch.restart_dead()
-        supervisor.restart_crashed()
-        try:
-            if httpx.get(f"{url}/readyz", timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise ServerError(f"the gateway was not ready within {timeout:g} s; see the logs")
+    with progress.waiting(f"waiting for the gateway at {url}") as wait:
+        while time.monotonic() < deadline:
+            if watch is not None:
+                watch.restart_dead()
+            supervisor.restart_crashed()
+            try:
+                ready = httpx.get(f"{url}/readyz", timeout=1.0)
+                if ready.status_code == 200:
+                    return
+                wait.update(waiting_for(ready))
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise ServerError(f"the gateway was not ready within {timeout:g} s; see the logs")
+
+
+def waiting_for(ready: httpx.Response) -> str:
+    """What a not-ready /readyz says is missing, as a progress line: "waiting for router,
+    tools to be ready (loading models)"."""
+    try:
+        message = str(ready.json().get("message", ""))
+    except ValueError:
+        message = ""
+    idle = message.partition("stages not consuming yet: ")[2]
+    if idle:
+        return f"waiting for {idle} to be ready (loading models)"
+    return f"waiting for the gateway: {message or f'HTTP {ready.status_code}'}"
 
 
 def _parse_replicas(values: list[str]) -> dict[Stage, int]:
@@ -151,20 +182,27 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
     )
     nats = NatsServer(home / "nats", settings.nats_port, nice=settings.pipeline_nice)
     supervisor: Supervisor | None = None
+    progress = Progress()
     # SIGTERM (finq down) unwinds through the same clean-up as Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         print(f"starting PostgreSQL on {settings.postgres_port} and NATS on {settings.nats_port}")
-        postgres.start()
-        nats.start()
-        loaded = asyncio.run(prepare_database(postgres.dsn, service_dsn=postgres.service_dsn))
+        with progress.waiting(f"waiting for PostgreSQL on port {settings.postgres_port}"):
+            postgres.start()
+        with progress.waiting(f"waiting for NATS on port {settings.nats_port}"):
+            nats.start()
+        loaded = asyncio.run(
+            prepare_database(postgres.dsn, service_dsn=postgres.service_dsn, progress=progress)
+        )
         if loaded:
             print(f"loaded the bundled dataset: {loaded}")
         print(demo_at_start(postgres.dsn, home))
         if settings.filings_dir is not None:
             from services.control.filings_folder import ingest_filings_dir
 
-            asyncio.run(ingest_filings_dir(postgres.dsn, settings.filings_dir.resolve()))
+            asyncio.run(
+                ingest_filings_dir(postgres.dsn, settings.filings_dir.resolve(), progress=progress)
+            )
         env = {
             **os.environ,
             "FINQ_NATS_URL": nats.url,
@@ -185,9 +223,9 @@ def command_up(args: argparse.Namespace, settings: ControlSettings) -> int:
         supervisor.start()
         # The servers are watched like the stages: a dead one is reaped and started again
         # on its port and data; the stages and the gateway reconnect by themselves.
-        watch = ServerWatch([postgres, nats], report=lambda line: print(line, flush=True))
+        watch = ServerWatch([postgres, nats], report=progress.above)
         write_state(home, url, postgres, nats, supervisor)
-        wait_until_ready(url, supervisor, timeout=120, watch=watch)
+        wait_until_ready(url, supervisor, timeout=120, watch=watch, progress=progress)
         # What was restarted while it got ready has new pids.
         write_state(home, url, postgres, nats, supervisor)
         print(f"finq is up at {url} (docs at {url}/docs); Ctrl-C stops it")
@@ -424,16 +462,26 @@ def command_ingest_documents(args: argparse.Namespace, settings: ControlSettings
     from shared.db import create_pool
     from shared.embeddings import EmbeddingSettings, load_embedder
 
+    progress = Progress()
+    step: Step | None = None
+
+    def on_file(number: int, count: int, path: Path) -> None:
+        nonlocal step
+        if step is None:
+            step = progress.step("ingesting filings", total=count)
+        step.start(str(path.relative_to(args.folder)))
+
     async def run() -> list[Any]:
-        await prepare_database(settings.operator_dsn, load_default=False)
+        await prepare_database(settings.operator_dsn, load_default=False, progress=progress)
         pool = await create_pool(settings.operator_dsn, min_size=1, max_size=4)
         try:
-            print("loading the embedding model", flush=True)
-            embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
+            progress.above("loading the embedding model")
+            with progress.waiting("loading the embedding model"):
+                embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
             chunking = DocumentSettings()
             if args.kind == "filings":
                 return await ingest_filings_folder(
-                    pool, embedder, Path(args.folder), chunking, True, args.force
+                    pool, embedder, Path(args.folder), chunking, True, args.force, on_file
                 )
             overrides = {
                 "symbol": args.symbol,
@@ -443,20 +491,23 @@ def command_ingest_documents(args: argparse.Namespace, settings: ControlSettings
                 "title": args.title,
             }
             stored = []
-            for path in document_files(Path(p) for p in args.paths):
-                print(f"{path}", flush=True)
-                stored.append(
-                    await ingest_file(
-                        pool,
-                        embedder,
-                        path,
-                        collection=args.collection,
-                        settings=chunking,
-                        overrides=overrides,
-                        show_progress_bar=True,
-                        force=args.force,
+            paths = document_files(Path(p) for p in args.paths)
+            with progress.step("ingesting documents", total=len(paths)) as documents:
+                for path in paths:
+                    progress.above(f"{path}")
+                    documents.start(path.name)
+                    stored.append(
+                        await ingest_file(
+                            pool,
+                            embedder,
+                            path,
+                            collection=args.collection,
+                            settings=chunking,
+                            overrides=overrides,
+                            show_progress_bar=True,
+                            force=args.force,
+                        )
                     )
-                )
             return stored
         finally:
             await pool.close()
@@ -464,8 +515,12 @@ def command_ingest_documents(args: argparse.Namespace, settings: ControlSettings
     try:
         stored = asyncio.run(run())
     except Exception as error:
+        if step is not None:
+            step.finish("stopped")
         print(f"ingest failed: {error}", file=sys.stderr)
         return 1
+    if step is not None:
+        step.finish()
     for item in stored:
         pages = f"{item.nonempty_pages}/{item.pages} pages, " if item.pages else ""
         how = "unchanged, kept" if item.reused else f"{item.seconds:.1f} s"
@@ -489,13 +544,15 @@ def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> i
 
     offline_dir = Path(args.from_dir) if args.from_dir else settings.sec_offline_dir
     save_dir = Path(args.save_dir) if args.save_dir else settings.home / "sec"
+    progress = Progress()
+    companies = progress.step("ingesting from SEC", total=len(args.companies))
 
-    def progress(line: str) -> None:
+    def report(line: str) -> None:
         # Flushed per line: a download takes seconds, and output may be a pipe.
-        print(line, flush=True)
+        progress.above(line)
 
     async def run() -> SecIngestOutcome:
-        await prepare_database(settings.operator_dsn, load_default=False)
+        await prepare_database(settings.operator_dsn, load_default=False, progress=progress)
         conn = await asyncpg.connect(settings.operator_dsn)
         try:
             if args.offline:
@@ -505,7 +562,8 @@ def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> i
                     args.companies,
                     save_dir=save_dir,
                     offline_dir=offline_dir,
-                    report=progress,
+                    report=report,
+                    on_company=companies.start,
                 )
             async with httpx.AsyncClient(
                 headers=sec_headers(settings.sec_user_agent),
@@ -521,6 +579,9 @@ def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> i
                         backoff_seconds=settings.sec_backoff_seconds,
                         max_wait_seconds=settings.sec_max_wait_seconds,
                     ),
+                    on_request=companies.detail,
+                    on_pacing=companies.detail,
+                    on_retry_wait=progress.note,
                 )
                 return await ingest_sec(
                     conn,
@@ -528,7 +589,8 @@ def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> i
                     args.companies,
                     save_dir=save_dir,
                     offline_dir=offline_dir,
-                    report=progress,
+                    report=report,
+                    on_company=companies.start,
                 )
         finally:
             await conn.close()
@@ -536,7 +598,8 @@ def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> i
     if not args.offline and "set FINQ_SEC_USER_AGENT" in settings.sec_user_agent:
         print("note: SEC asks who is calling; set FINQ_SEC_USER_AGENT='your-name your@email'")
     try:
-        outcome = asyncio.run(run())
+        with companies:
+            outcome = asyncio.run(run())
     except Exception as error:
         print(f"ingest failed: {error}", file=sys.stderr)
         return 1
@@ -712,8 +775,9 @@ def command_eval_golden(args: argparse.Namespace) -> int:
     from services.control.servers import free_port
 
     questions = load_questions(args.split, Path(args.golden) if args.golden else None)
+    progress = Progress()
     if args.url:
-        outcomes = asyncio.run(run_golden(args.url, questions, args.concurrency))
+        outcomes = asyncio.run(run_golden(args.url, questions, args.concurrency, progress=progress))
     else:
         # A pipeline of its own in a temporary folder, so a running `finq up` is untouched.
         home = Path(tempfile.mkdtemp(prefix="finq-eval-"))
@@ -722,9 +786,13 @@ def command_eval_golden(args: argparse.Namespace) -> int:
         supervisor: Supervisor | None = None
         try:
             print(f"starting a pipeline of its own under {home}", flush=True)
-            postgres.start()
-            nats.start()
-            asyncio.run(prepare_database(postgres.dsn, service_dsn=postgres.service_dsn))
+            with progress.waiting(f"waiting for PostgreSQL on port {postgres.port}"):
+                postgres.start()
+            with progress.waiting(f"waiting for NATS on port {nats.port}"):
+                nats.start()
+            asyncio.run(
+                prepare_database(postgres.dsn, service_dsn=postgres.service_dsn, progress=progress)
+            )
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             env = {
@@ -737,8 +805,8 @@ def command_eval_golden(args: argparse.Namespace) -> int:
             }
             supervisor = Supervisor(home / "logs", env, stage_env=nats.credentials_env)
             supervisor.start()
-            wait_until_ready(url, supervisor, timeout=120)
-            outcomes = asyncio.run(run_golden(url, questions, args.concurrency))
+            wait_until_ready(url, supervisor, timeout=120, progress=progress)
+            outcomes = asyncio.run(run_golden(url, questions, args.concurrency, progress=progress))
         except ServerError as error:
             print(f"finq could not start: {error}", file=sys.stderr)
             return 1

@@ -29,6 +29,8 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from services.control.progress import Progress, Step
+
 GOLDEN_FILE = Path(__file__).resolve().parent / "golden_questions.jsonl"
 HELDOUT_FILE = Path(__file__).resolve().parent / "golden_questions_heldout.jsonl"
 LATENCY_BUDGET_MS = 5000.0
@@ -292,28 +294,36 @@ async def run_golden(
     concurrency: int = 4,
     http_timeout: float = 60.0,
     warm: bool = True,
+    progress: Progress | None = None,
 ) -> list[Outcome]:
     """Ask every question, after the warm-up (`warm`); a conversation's turns in order, in
-    one conversation."""
+    one conversation. `progress` counts the questions answered and the answers right."""
+    progress = progress or Progress.silent()
+    right = 0
     groups: dict[str, list[GoldenQuestion]] = defaultdict(list)
     for golden in questions:
         groups[golden.conversation or f"single:{golden.id}"].append(golden)
     gate = asyncio.Semaphore(concurrency)
     outcomes: dict[str, Outcome] = {}
 
-    async def run_group(turns: list[GoldenQuestion]) -> None:
+    async def run_group(turns: list[GoldenQuestion], asked: Step) -> None:
+        nonlocal right
         async with gate:
             conversation_id: str | None = None
             for golden in turns:
                 outcome = await _ask(client, golden, conversation_id)
                 outcomes[golden.id] = outcome
+                right += score(outcome).answer
+                asked.done(golden.id, f"answers right so far {right}/{asked.done_count + 1}")
                 if outcome.body is not None:
                     conversation_id = outcome.body.get("conversation_id")
 
     async with httpx.AsyncClient(base_url=url, timeout=http_timeout) as client:
         if warm:
-            await warm_up(client)
-        await asyncio.gather(*(run_group(turns) for turns in groups.values()))
+            with progress.waiting("warming up the pipeline (the stages load their models)"):
+                await warm_up(client)
+        with progress.step("asking the golden questions", total=len(questions)) as asked:
+            await asyncio.gather(*(run_group(turns, asked) for turns in groups.values()))
     return [outcomes[golden.id] for golden in questions]
 
 

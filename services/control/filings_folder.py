@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+from services.control.progress import Progress
 from services.ingest.documents import DocumentSettings, document_files, ingest_file, stored_as_is
 from shared.db import create_pool
 from shared.embeddings import Embedder, EmbeddingSettings, load_embedder
@@ -22,11 +23,17 @@ def _digest(path: Path) -> str:
 
 
 async def ingest_filings_dir(
-    dsn: str, folder: Path, say: Callable[[str], None] = print
+    dsn: str,
+    folder: Path,
+    say: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[int, int, int]:
     """Every filing under `folder` (a sub-folder named for a ticker says whose they are),
-    with a line of progress per file; a file that cannot be read is reported and skipped.
-    Returns how many were loaded, kept as held, and failed."""
+    with a line per file (`say`, stdout by default) and the count on `progress`; a file
+    that cannot be read is reported and skipped. Returns how many were loaded, kept as
+    held, and failed."""
+    progress = progress or Progress.silent()
+    say = say or progress.above
     if not await asyncio.to_thread(folder.is_dir):
         say(f"FINQ_FILINGS_DIR {folder} is not a folder: no filings loaded")
         return 0, 0, 0
@@ -35,10 +42,12 @@ async def ingest_filings_dir(
     settings = DocumentSettings()
     embedder: Embedder | None = None
     loaded = held = failed = 0
+    step = progress.step("ingesting filings", total=len(files))
     pool = await create_pool(dsn, min_size=1, max_size=2)
     try:
         for number, path in enumerate(files, start=1):
             where = f"[{number}/{len(files)}] {path.relative_to(folder)}"
+            step.start(str(path.relative_to(folder)))
             digest = await asyncio.to_thread(_digest, path)
             if await stored_as_is(pool, FILINGS_COLLECTION, digest) is not None:
                 held += 1
@@ -46,7 +55,9 @@ async def ingest_filings_dir(
                 continue
             if embedder is None:
                 say("loading the embedding model")
+                step.detail("loading the embedding model")
                 embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
+                step.detail("")
             parent = path.parent.name.upper() if path.parent != folder else None
             try:
                 stored = await ingest_file(
@@ -64,6 +75,7 @@ async def ingest_filings_dir(
             loaded += 1
             say(f"{where}: {stored.chunks} chunks, {stored.tables} tables ({stored.seconds:.1f} s)")
     finally:
+        step.finish()
         await pool.close()
     say(f"filings: {loaded} loaded, {held} already held, {failed} failed")
     return loaded, held, failed

@@ -294,11 +294,16 @@ async def ingest_filings_folder(
     settings: DocumentSettings | None = None,
     show_progress_bar: bool = False,
     force: bool = False,
+    on_file: Callable[[int, int, Path], None] | None = None,
 ) -> list[StoredDocument]:
     """Every filing under `folder`; a sub-folder named for a ticker says whose they are
-    (filings/AAPL/APPLE_2022_10K.pdf)."""
+    (filings/AAPL/APPLE_2022_10K.pdf). `on_file` hears (number, count, path) as each file's
+    turn comes, for progress."""
     stored: list[StoredDocument] = []
-    for path in document_files([folder]):
+    files = document_files([folder])
+    for number, path in enumerate(files, start=1):
+        if on_file is not None:
+            on_file(number, len(files), path)
         parent = path.parent.name.upper() if path.parent != folder else None
         stored.append(
             await ingest_file(

@@ -137,7 +137,8 @@ class RateLimiter:
         self._starts: deque[float] = deque()
         self._lock = asyncio.Lock()
 
-    async def acquire(self) -> None:
+    async def acquire(self, on_wait: Callable[[float], None] | None = None) -> None:
+        """Wait for a start; `on_wait` hears how long, before each wait the window makes."""
         async with self._lock:
             while True:
                 now = self._clock()
@@ -146,8 +147,11 @@ class RateLimiter:
                 if len(self._starts) < self.max_starts:
                     self._starts.append(now)
                     return
+                wait = self._starts[0] + self.period - now
+                if on_wait is not None:
+                    on_wait(wait)
                 # Waiting on the clock is the point here: there is no event to wait on.
-                await asyncio.sleep(self._starts[0] + self.period - now)
+                await asyncio.sleep(wait)
 
 
 @dataclass(frozen=True)
@@ -193,19 +197,42 @@ class SecEndpoints:
         return f"{self.www_url.rstrip('/')}/files/{TICKER_MAP_FILE}"
 
 
+def _unheard(_: str) -> None:
+    pass
+
+
 @dataclass(frozen=True)
 class SecClient:
-    """What every request needs: the one HTTP client, the run's limiter, where and how."""
+    """What every request needs: the one HTTP client, the run's limiter, where and how.
+
+    The three `on_` hooks are for showing progress, and hear a line each: the document
+    each try asks for ("submissions CIK0000320193.json"); a wait of the client's own pace
+    (`on_pacing`, frequent and short); a wait before a retry, which SEC asked for or the
+    backoff makes (`on_retry_wait`, rare and worth telling)."""
 
     http: httpx.AsyncClient
     limiter: RateLimiter
     endpoints: SecEndpoints = field(default_factory=SecEndpoints)
     policy: RetryPolicy = field(default_factory=RetryPolicy)
+    on_request: Callable[[str], None] = _unheard
+    on_pacing: Callable[[str], None] = _unheard
+    on_retry_wait: Callable[[str], None] = _unheard
 
 
 def sec_headers(user_agent: str) -> dict[str, str]:
     # SEC asks for compressed transfers too; httpx decodes gzip itself.
     return {"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"}
+
+
+def _document_name(url: str) -> str:
+    """What a URL asks for, as a progress line names it: "companyfacts CIK0000320193.json"."""
+    path = httpx.URL(url).path
+    kind = "companyfacts" if "/companyfacts/" in path else path.strip("/").split("/")[0]
+    return f"{kind} {path.rsplit('/', 1)[-1]}"
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds >= 1 else f"{seconds:.2g} s"
 
 
 def _json_object(body: bytes, url: str) -> dict[str, Any]:
@@ -224,8 +251,19 @@ async def fetch_document(sec: SecClient, url: str) -> tuple[bytes, dict[str, Any
     policy = sec.policy
     failure = ""
     unreachable = False
+    document = _document_name(url)
+
+    def pacing(seconds: float) -> None:
+        sec.on_pacing(
+            f"waiting {seconds:.1f} s for SEC's rate limit "
+            f"(at most {sec.limiter.max_starts} requests in {sec.limiter.period:g} s)"
+        )
+
     for attempt in range(policy.retries + 1):
-        await sec.limiter.acquire()
+        await sec.limiter.acquire(pacing)
+        sec.on_request(document if attempt == 0 else f"{document}, try {attempt + 1}")
+        # Why the wait before the next try, as the progress line says it.
+        waiting_for = ""
         try:
             response = await sec.http.get(url)
         except (httpx.ConnectError, httpx.ConnectTimeout) as error:
@@ -256,7 +294,15 @@ async def fetch_document(sec: SecClient, url: str) -> tuple[bytes, dict[str, Any
                     f"(more than {policy.max_wait_seconds:.0f}): try again later"
                 )
             wait = asked if asked is not None else policy.backoff(attempt)
+            if asked is not None:
+                asker = "SEC's rate limit" if status == 429 else "SEC's Retry-After"
+                waiting_for = f" for {asker} ({failure})"
         if attempt < policy.retries:
+            sec.on_retry_wait(
+                f"waiting {_seconds(wait)}{waiting_for} before retrying {document}"
+                if waiting_for
+                else f"waiting {_seconds(wait)} before retrying {document} ({failure})"
+            )
             await asyncio.sleep(wait)
     tries = policy.retries + 1
     if unreachable:
@@ -502,10 +548,11 @@ async def ingest_sec(
     save_dir: Path,
     offline_dir: Path,
     report: Report = print,
+    on_company: Callable[[str], None] = _unheard,
 ) -> SecIngestOutcome:
     """`finq ingest sec`: each company from SEC (or, with `sec` None or no network, from
     `offline_dir`) into the database, one after another; a company that fails is reported
-    and the rest go on."""
+    and the rest go on. `on_company` hears each identifier as its company's turn comes."""
     outcome = SecIngestOutcome()
     if sec is None:
         outcome.offline_reason = "offline"
@@ -518,6 +565,7 @@ async def ingest_sec(
     known = await known_companies(conn)
     ticker_map: dict[str, str] | None = None
     for given in identifiers:
+        on_company(given)
         try:
             request = resolve_company(given, known, ticker_map)
             if request is None:
