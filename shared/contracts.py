@@ -803,6 +803,10 @@ class ConversationMessage(BaseModel):
     needs_clarification: bool = False
     created_at: datetime
     request_id: str
+    # An assistant turn's answer as POST /v1/ask returned it (citations, chart, validation,
+    # suggestions, route), so a conversation reopened later shows what was shown then; null
+    # for a question's turn and for a turn whose answer row is gone.
+    answer: AskResponse | None = None
 
 
 class ConversationDetail(BaseModel):

@@ -189,3 +189,33 @@ async def test_conversations_are_listed_newest_first_a_page_at_a_time(
     ]
     second = (await client.get("/v1/conversations", params={"limit": 1, "offset": 1})).json()
     assert second["conversations"][0]["title"] == "Tesla revenue 2022"
+
+
+@e2e
+async def test_a_reopened_conversation_shows_each_answer_as_it_was_first_shown(
+    client: httpx.AsyncClient,
+) -> None:
+    """Its sources, chart, validation, suggestions and route come back with the text."""
+    asked = (
+        await client.post(
+            "/v1/ask", json={"question": "How did Apple's revenue change over the last 5 years?"}
+        )
+    ).json()
+    assert asked["chart"] and asked["citations"]
+    detail = (await client.get(f"/v1/conversations/{asked['conversation_id']}")).json()
+    question, answer = detail["messages"]
+    assert question["answer"] is None
+    shown = answer["answer"]
+    for field in (
+        "request_id",
+        "conversation_id",
+        "answer",
+        "citations",
+        "facts",
+        "validation",
+        "trace_id",
+        "route",
+        "chart",
+        "suggestions",
+    ):
+        assert shown[field] == asked[field], field

@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
+from pydantic import ValidationError
+
 from shared.contracts import (
+    AnswerValidated,
+    AskResponse,
     ConversationDetail,
     ConversationMessage,
     ConversationSummary,
@@ -66,14 +70,21 @@ ORDER BY c.updated_at DESC, c.id
 LIMIT $2 OFFSET $3
 """
 
+# Each assistant turn comes with its answer's body (the AnswerValidated payload as sent)
+# and its question's trace id, to show it as it was first shown.
 DETAIL_SQL = """
 SELECT c.id, c.title, c.created_at, c.updated_at,
        coalesce(
            (SELECT json_agg(json_build_object(
                 'role', m.role, 'content', m.content, 'intent', m.intent,
                 'needs_clarification', m.needs_clarification, 'created_at', m.created_at,
-                'request_id', m.request_id) ORDER BY m.id)
-            FROM messages m WHERE m.conversation_id = c.id),
+                'request_id', m.request_id,
+                'body', CASE WHEN m.role = 'assistant' THEN a.body END,
+                'trace_id', CASE WHEN m.role = 'assistant' THEN q.trace_id END) ORDER BY m.id)
+            FROM messages m
+            LEFT JOIN answers a ON a.request_id = m.request_id
+            LEFT JOIN questions q ON q.request_id = m.request_id
+            WHERE m.conversation_id = c.id),
            '[]'::json) AS messages
 FROM conversations c
 WHERE c.id = $1 AND c.user_id = $2
@@ -160,5 +171,33 @@ async def read_conversation(
         title=row["title"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
-        messages=[ConversationMessage.model_validate(m) for m in messages],
+        messages=[message_from_row(m, row["id"]) for m in messages],
     )
+
+
+def message_from_row(row: dict[str, Any], conversation_id: str) -> ConversationMessage:
+    """A turn as DETAIL_SQL reads it; an assistant turn with the answer as first shown."""
+    body, trace_id = row.pop("body", None), row.pop("trace_id", None)
+    message = ConversationMessage.model_validate(row)
+    if body is None:
+        return message
+    try:
+        shown = AnswerValidated.model_validate(body)
+    except ValidationError:
+        return message  # a body written by an older finq: the turn's text still shows
+    message.answer = AskResponse(
+        request_id=message.request_id,
+        conversation_id=conversation_id,
+        answer=shown.answer,
+        citations=shown.citations,
+        facts=shown.facts,
+        needs_clarification=shown.needs_clarification,
+        clarifying_question=shown.clarifying_question,
+        validation=shown.validation,
+        trace_id=trace_id,
+        route=shown.route,
+        chart=shown.chart,
+        suggestions=shown.suggestions,
+        generation=shown.generation,
+    )
+    return message

@@ -553,6 +553,8 @@ function waterfall(stages, totalMs, explanation, source) {
 // --- answers read back from a conversation ------------------------------------------
 
 function storedAnswerView(message) {
+  // The answer as it was first shown: its chart, sources, badge and suggestions.
+  if (message.answer) return answerView(message.answer);
   const badge = h("span", { class: "badge-slot" });
   const how = h("div", { class: "how-slot" });
   const view = h(
