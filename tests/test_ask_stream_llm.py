@@ -1,21 +1,32 @@
 """POST /v1/ask/stream with a model writing the answer: its text streams as `draft_text`
 events while it is written, before `drafted`, and the stream still ends with the validated
-answer, the body /v1/ask answers, when checking replaces what the model wrote. Real HTTP,
-NATS, PostgreSQL and five processes; only the model is the scripted stand-in."""
+answer, the body /v1/ask answers, when checking replaces what the model wrote; the web app
+shows the draft as it grows, as text, then the checked answer, saying when it was revised.
+Real HTTP, NATS, PostgreSQL, five processes and a headless Chromium; only the model is the
+scripted stand-in."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
 
 from tests.conftest import Servers, own_pipeline
+from tests.headless_browser import headless_chromium, shot
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 from tests.test_ask_stream import FIGURE_QUESTION, PER_REQUEST, stream_question
+from tests.test_web_app import ANSWERED, answered, wait
 
 pytestmark = pytest.mark.e2e
 
@@ -24,12 +35,12 @@ WRONG = "Apple's revenue in fiscal 2023 was $401.2 billion."
 TEMPLATE_FIGURE = "$383.3 billion"
 
 
-def written(text: str) -> ScriptedReply:
+def written(text: str, chunk_chars: int = 6, chunk_delay_seconds: float = 0.03) -> ScriptedReply:
     """The model's reply, streamed a few characters at a time, as a model writes."""
     return ScriptedReply(
         content=json.dumps({"answer": text, "citations": []}),
-        chunk_chars=6,
-        chunk_delay_seconds=0.03,
+        chunk_chars=chunk_chars,
+        chunk_delay_seconds=chunk_delay_seconds,
     )
 
 
@@ -43,7 +54,8 @@ async def model() -> AsyncIterator[OpenAIStandIn]:
 async def llm_client(
     servers: Servers, tmp_path_factory: pytest.TempPathFactory, model: OpenAIStandIn
 ) -> AsyncIterator[httpx.AsyncClient]:
-    """Five services with the model, on a NATS and a database of their own."""
+    """Five services with the model, on a NATS and a database of their own (one pipeline
+    for the module: each test scripts the replies it needs)."""
     env = {
         "OPENAI_API_KEY": "test-key",
         "OPENAI_BASE_URL": model.base_url,
@@ -132,3 +144,66 @@ async def test_a_draft_the_check_rejects_each_time_ends_with_the_validated_templ
     assert answer["validation"]["passed"] and answer["validation"]["attempts"] == 3
     assert answer["generation"]["mode"] == "deterministic"
     assert "validation" in answer["generation"]["fallback_reason"]
+
+
+# --- in the web app ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[WebDriver]:
+    with headless_chromium(tmp_path) as driver:
+        yield driver
+
+
+DRAFT = ".turn.answer.pending .draft"
+
+
+def watch_a_draft_become_the_answer(driver: WebDriver, url: str) -> tuple[str, WebElement]:
+    """Ask in the page: the last draft text the pending answer showed, and the answer."""
+    driver.get(f"{url}/")
+    wait(driver, 20).until(lambda d: d.find_element(By.ID, "question").is_enabled())
+    before = len(driver.find_elements(By.CSS_SELECTOR, ANSWERED))
+    box = driver.find_element(By.ID, "question")
+    box.send_keys(FIGURE_QUESTION)
+    box.send_keys(Keys.ENTER)
+    marks = wait(driver).until(
+        lambda d: [e for e in d.find_elements(By.CSS_SELECTOR, f"{DRAFT} .draft-mark") if e.text]
+    )
+    assert marks[0].text.startswith("writing")
+    seen: list[str] = []
+
+    def answered_watching_the_draft(d: WebDriver) -> list[WebElement]:
+        for element in d.find_elements(By.CSS_SELECTOR, f"{DRAFT} .draft-text"):
+            with contextlib.suppress(StaleElementReferenceException):
+                if text := element.text:
+                    seen.append(text)
+        # The model's text is shown as text: its markup is no element of the page.
+        assert not d.find_elements(By.CSS_SELECTOR, f"{DRAFT} b")
+        return answered(before + 1)(d)
+
+    answer = wait(driver).until(answered_watching_the_draft)[-1]
+    assert seen, "no draft text was seen"
+    return seen[-1], answer
+
+
+async def test_the_page_shows_the_draft_as_it_is_written_then_the_checked_answer(
+    llm_client: httpx.AsyncClient, model: OpenAIStandIn, browser: WebDriver, tmp_path: Path
+) -> None:
+    url = str(llm_client.base_url).rstrip("/")
+    slow = {"chunk_chars": 4, "chunk_delay_seconds": 0.08}
+    model.replies = [written(RIGHT, **slow)]
+    seen, answer = await asyncio.to_thread(watch_a_draft_become_the_answer, browser, url)
+    assert RIGHT.startswith(seen) and seen
+    assert answer.find_element(By.CSS_SELECTOR, ".answer-text").text == RIGHT
+    assert not answer.find_elements(By.CSS_SELECTOR, ".revised")
+    await asyncio.to_thread(shot, browser, tmp_path, "1-model-answer")
+
+    marked_up = "Apple's revenue in fiscal 2023 was <b>$401.2 billion</b>."
+    model.replies = [written(marked_up, **slow) for _ in range(3)]
+    seen, answer = await asyncio.to_thread(watch_a_draft_become_the_answer, browser, url)
+    assert "<b>" in seen
+    assert TEMPLATE_FIGURE in answer.find_element(By.CSS_SELECTOR, ".answer-text").text
+    revised = answer.find_element(By.CSS_SELECTOR, ".revised")
+    assert revised.text.startswith("Revised after checking")
+    assert not browser.find_elements(By.CSS_SELECTOR, ".turn b")
+    await asyncio.to_thread(shot, browser, tmp_path, "2-revised-answer")
