@@ -158,8 +158,11 @@ def browser(tmp_path: Path) -> Iterator[WebDriver]:
 DRAFT = ".turn.answer.pending .draft"
 
 
-def watch_a_draft_become_the_answer(driver: WebDriver, url: str) -> tuple[str, WebElement]:
-    """Ask in the page: the last draft text the pending answer showed, and the answer."""
+def watch_a_draft_become_the_answer(
+    driver: WebDriver, url: str, shots: Path
+) -> tuple[str, WebElement]:
+    """Ask in the page: the last draft text the pending answer showed, and the answer (with
+    a screenshot of the draft being written in `shots`)."""
     driver.get(f"{url}/")
     wait(driver, 20).until(lambda d: d.find_element(By.ID, "question").is_enabled())
     before = len(driver.find_elements(By.CSS_SELECTOR, ANSWERED))
@@ -170,6 +173,7 @@ def watch_a_draft_become_the_answer(driver: WebDriver, url: str) -> tuple[str, W
         lambda d: [e for e in d.find_elements(By.CSS_SELECTOR, f"{DRAFT} .draft-mark") if e.text]
     )
     assert marks[0].text.startswith("writing")
+    shot(driver, shots, f"draft-{before}")
     seen: list[str] = []
 
     def answered_watching_the_draft(d: WebDriver) -> list[WebElement]:
@@ -192,7 +196,7 @@ async def test_the_page_shows_the_draft_as_it_is_written_then_the_checked_answer
     url = str(llm_client.base_url).rstrip("/")
     slow = {"chunk_chars": 4, "chunk_delay_seconds": 0.08}
     model.replies = [written(RIGHT, **slow)]
-    seen, answer = await asyncio.to_thread(watch_a_draft_become_the_answer, browser, url)
+    seen, answer = await asyncio.to_thread(watch_a_draft_become_the_answer, browser, url, tmp_path)
     assert RIGHT.startswith(seen) and seen
     assert answer.find_element(By.CSS_SELECTOR, ".answer-text").text == RIGHT
     assert not answer.find_elements(By.CSS_SELECTOR, ".revised")
@@ -200,7 +204,7 @@ async def test_the_page_shows_the_draft_as_it_is_written_then_the_checked_answer
 
     marked_up = "Apple's revenue in fiscal 2023 was <b>$401.2 billion</b>."
     model.replies = [written(marked_up, **slow) for _ in range(3)]
-    seen, answer = await asyncio.to_thread(watch_a_draft_become_the_answer, browser, url)
+    seen, answer = await asyncio.to_thread(watch_a_draft_become_the_answer, browser, url, tmp_path)
     assert "<b>" in seen
     assert TEMPLATE_FIGURE in answer.find_element(By.CSS_SELECTOR, ".answer-text").text
     revised = answer.find_element(By.CSS_SELECTOR, ".revised")
