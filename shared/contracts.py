@@ -576,9 +576,10 @@ class StageFailed(Contract):
 # --- stage events: what each stage decided about a request, as it happens ---------------
 # Published on core NATS by the stages (shared/stage_events.py) and relayed by the gateway
 # to a client of POST /v1/ask/stream. A summary says what the stage decided, never the
-# whole payload: the answer itself comes once, validated, at the end.
+# whole payload: the answer itself comes once, validated, at the end (a model's draft text,
+# told as it is written, is only a preview of it).
 
-StageEventKind = Literal["routed", "tools_done", "drafted", "validated", "failed"]
+StageEventKind = Literal["routed", "tools_done", "draft_text", "drafted", "validated", "failed"]
 
 
 class RoutedSummary(Contract):
@@ -606,6 +607,16 @@ class ToolsDoneSummary(Contract):
     tools: list[ToolRun] = Field(default_factory=list)
 
 
+class DraftTextSummary(Contract):
+    """A piece of the answer a model is writing, as it writes it: the pieces of one attempt
+    in `seq` order (from 0) make its text so far. Only a draft: the validated answer comes
+    at the end and may differ (repaired, rewritten, or the template's)."""
+
+    kind: Literal["draft_text"] = "draft_text"
+    seq: int = Field(ge=0)
+    text: str
+
+
 class DraftedSummary(Contract):
     kind: Literal["drafted"] = "drafted"
     mode: GenerationMode
@@ -629,7 +640,12 @@ class FailedSummary(Contract):
 
 
 StageEventSummary = Annotated[
-    RoutedSummary | ToolsDoneSummary | DraftedSummary | ValidatedSummary | FailedSummary,
+    RoutedSummary
+    | ToolsDoneSummary
+    | DraftTextSummary
+    | DraftedSummary
+    | ValidatedSummary
+    | FailedSummary,
     Field(discriminator="kind"),
 ]
 
@@ -643,7 +659,8 @@ class StageEvent(Contract):
     attempt: int = Field(default=0, ge=0)  # the envelope's: a repaired answer goes round again
     at: datetime
     # The stage's handler, from taking the message to its result; None when the stage gave
-    # up without running it (the deadline and retry budget had passed).
+    # up without running it (the deadline and retry budget had passed), and for a draft's
+    # text, which is no finished step.
     elapsed_ms: float | None = Field(default=None, ge=0)
     summary: StageEventSummary
 

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+import httpx
 import openai
 from opentelemetry.trace import Span, StatusCode
 
@@ -49,7 +50,9 @@ class ModelCall:
             self.span.set_attribute("finq.cost_usd", cost_usd)
 
     def failed(self, error: Exception) -> None:
-        self.outcome = "timeout" if isinstance(error, openai.APITimeoutError) else "error"
+        # A streamed reply can also time out between chunks (httpx's) or as a whole (asyncio's).
+        timed_out = openai.APITimeoutError | httpx.TimeoutException | TimeoutError
+        self.outcome = "timeout" if isinstance(error, timed_out) else "error"
         self.span.record_exception(error)
         self.span.set_status(StatusCode.ERROR, type(error).__name__)
         self.span.set_attribute("error.type", type(error).__name__)

@@ -13,12 +13,17 @@ sent while the connection is down (stale progress is worth less than the buffer 
 
 The event is sent before the stage forwards its result: the next stage's event is then
 always behind it on the wire, so a client sees the stages in order.
+
+While a model writes an answer, the answerer also tells its text as it arrives
+(`DraftTextTeller`: `draft_text` events, pieces gathered to at most one event per
+DRAFT_TEXT_INTERVAL_SECONDS), on the same subject and connection as its `drafted` event,
+and all of them before it: a client has the whole draft by the time it hears `drafted`.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +37,7 @@ from shared.contracts import (
     AnswerDrafted,
     AnswerValidated,
     DraftedSummary,
+    DraftTextSummary,
     Envelope,
     FailedSummary,
     RouteDecided,
@@ -190,3 +196,53 @@ def telling_stage_events(handler: Handler, events: StageEventPublisher) -> Handl
         return output
 
     return handle
+
+
+# A model writes a few tokens every 10-30 ms; gathering them to one event per 50 ms keeps
+# the text visibly growing for a reader at a fraction of the messages.
+DRAFT_TEXT_INTERVAL_SECONDS = 0.05
+
+
+@dataclass
+class DraftTextTeller:
+    """Tells one attempt's draft text as a model writes it: `wrote` each piece as it
+    arrives, `finished` once the model is done (it sends what is still gathered). Best
+    effort like every stage event: a piece not sent only leaves a client's preview short."""
+
+    events: StageEventPublisher
+    request_id: str
+    attempt: int
+    interval_seconds: float = DRAFT_TEXT_INTERVAL_SECONDS
+    _gathered: list[str] = field(default_factory=list)
+    _seq: int = 0
+    _last_sent: float = float("-inf")
+
+    async def wrote(self, text: str) -> None:
+        if not text:
+            return
+        self._gathered.append(text)
+        if time.monotonic() - self._last_sent >= self.interval_seconds:
+            await self._send()
+
+    async def finished(self) -> None:
+        if self._gathered:
+            await self._send()
+
+    async def _send(self) -> None:
+        text = "".join(self._gathered)
+        self._gathered.clear()
+        self._last_sent = time.monotonic()
+        try:
+            event = StageEvent(
+                request_id=self.request_id,
+                stage=self.events.stage,
+                kind="draft_text",
+                attempt=self.attempt,
+                at=utc_now(),
+                summary=DraftTextSummary(seq=self._seq, text=text),
+            )
+        except Exception as error:  # a piece that does not build is no reason to fail
+            log.warning("draft text not built", error=repr(error))
+            return
+        self._seq += 1
+        await self.events.publish(event)

@@ -1,6 +1,7 @@
 """A scripted OpenAI-protocol server on loopback, for driving finq's LLM paths through the
 real `openai` client: POST /v1/chat/completions answers from a queue of scripted replies
-(text, tool calls, a delay, an HTTP error) and records every request it received;
+(text, tool calls, a delay, an HTTP error), as one JSON body or, asked with `stream: true`,
+as server-sent chunks, and records every request it received;
 POST /v1/embeddings answers with vectors made from the texts' words (the same words, the
 same vector), in reverse order, as a server may."""
 
@@ -10,6 +11,7 @@ import asyncio
 import hashlib
 import itertools
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from services.control.servers import free_port
@@ -45,6 +47,10 @@ class ScriptedReply:
     status: int = 200  # anything else is sent as an OpenAI-style error body
     prompt_tokens: int = 50
     completion_tokens: int = 10
+    # Asked with `stream: true`: the content goes in chunks of this many characters, this
+    # long apart (a model writes a few tokens at a time).
+    chunk_chars: int = 12
+    chunk_delay_seconds: float = 0.0
 
 
 class OpenAIStandIn:
@@ -106,7 +112,7 @@ class OpenAIStandIn:
             }
         )
 
-    async def _complete(self, request: Request) -> JSONResponse:
+    async def _complete(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
         if not self.replies:
@@ -122,21 +128,26 @@ class OpenAIStandIn:
                 {"error": {"message": "scripted failure", "type": "server_error"}},
                 status_code=reply.status,
             )
+        tool_calls = [
+            {
+                "id": f"call_{next(self._ids)}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+            for name, arguments in reply.tool_calls
+        ]
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return StreamingResponse(
+                self._chunks(body, reply, tool_calls, include_usage),
+                media_type="text/event-stream",
+            )
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-        if reply.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": f"call_{next(self._ids)}",
-                    "type": "function",
-                    "function": {
-                        "name": name,
-                        "arguments": arguments
-                        if isinstance(arguments, str)
-                        else json.dumps(arguments),
-                    },
-                }
-                for name, arguments in reply.tool_calls
-            ]
+        if tool_calls:
+            message["tool_calls"] = tool_calls
         return JSONResponse(
             {
                 "id": f"chatcmpl-{next(self._ids)}",
@@ -150,10 +161,53 @@ class OpenAIStandIn:
                         "finish_reason": "tool_calls" if reply.tool_calls else "stop",
                     }
                 ],
-                "usage": {
-                    "prompt_tokens": reply.prompt_tokens,
-                    "completion_tokens": reply.completion_tokens,
-                    "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-                },
+                "usage": usage_of(reply),
             }
         )
+
+    async def _chunks(
+        self,
+        body: dict[str, Any],
+        reply: ScriptedReply,
+        tool_calls: list[dict[str, Any]],
+        include_usage: bool,
+    ) -> AsyncIterator[bytes]:
+        """The reply as a streaming server sends it: `chat.completion.chunk`s (the role, the
+        content a few characters at a time, the tool calls, the finish reason), the usage
+        when asked for, then [DONE]."""
+        reply_id = f"chatcmpl-{next(self._ids)}"
+
+        def chunk(choices: list[dict[str, Any]], usage: dict[str, int] | None = None) -> bytes:
+            data = {
+                "id": reply_id,
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body.get("model", "scripted"),
+                "choices": choices,
+                "usage": usage,
+            }
+            return f"data: {json.dumps(data)}\n\n".encode()
+
+        def delta(fields: dict[str, Any], finish_reason: str | None = None) -> bytes:
+            return chunk([{"index": 0, "delta": fields, "finish_reason": finish_reason}])
+
+        yield delta({"role": "assistant", "content": ""})
+        content = reply.content or ""
+        for start in range(0, len(content), max(1, reply.chunk_chars)):
+            if reply.chunk_delay_seconds:
+                await asyncio.sleep(reply.chunk_delay_seconds)
+            yield delta({"content": content[start : start + reply.chunk_chars]})
+        if tool_calls:
+            yield delta({"tool_calls": [{"index": n, **call} for n, call in enumerate(tool_calls)]})
+        yield delta({}, "tool_calls" if tool_calls else "stop")
+        if include_usage:
+            yield chunk([], usage_of(reply))
+        yield b"data: [DONE]\n\n"
+
+
+def usage_of(reply: ScriptedReply) -> dict[str, int]:
+    return {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+    }

@@ -241,3 +241,12 @@ async def test_a_client_that_leaves_after_accepted_leaves_no_subscription_and_is
     logged = await client.get(f"/v1/requests/{request_id}")
     assert logged.status_code == 200, logged.text
     assert logged.json()["intent"] == "metric_lookup"
+
+
+@pytest.mark.parametrize("question", [FIGURE_QUESTION, CLARIFY_QUESTION])
+async def test_without_a_model_no_draft_text_is_told(
+    client: httpx.AsyncClient, question: str
+) -> None:
+    events = await stream_question(client, question)
+    assert "draft_text" not in [name for name, _ in events]
+    assert dict(events)["drafted"]["summary"]["mode"] == "deterministic"

@@ -33,6 +33,7 @@ from shared.contracts import (
 from shared.nats_permissions import may_publish, may_subscribe, subject_matches
 from shared.runtime import failure_reporter
 from shared.stage_events import (
+    DraftTextTeller,
     StageEventPublisher,
     failure_event,
     stage_event,
@@ -355,3 +356,52 @@ async def test_a_handler_that_raises_tells_nothing_and_its_error_goes_on() -> No
     with pytest.raises(bus.PoisonMessage):
         await handler(envelope_of(QuestionAsked(question="Apple revenue")))
     assert connection.published == []
+
+
+# --- a model's draft text, as it is written -------------------------------------------
+
+
+def draft_texts(connection: RecordingConnection) -> list[StageEvent]:
+    events = [StageEvent.model_validate_json(payload) for _, payload in connection.published]
+    assert {subject for subject, _ in connection.published} <= {"finq.v2.events.r1.answerer"}
+    assert all(event.kind == "draft_text" and event.elapsed_ms is None for event in events)
+    return events
+
+
+async def test_draft_text_is_told_piece_by_piece_in_order_under_the_answerers_name() -> None:
+    connection = RecordingConnection()
+    teller = DraftTextTeller(publisher_on(connection, Stage.ANSWERER), "r1", 1, 0.0)
+    for piece in ["Apple's ", "", "revenue ", "was $383.3 billion."]:
+        await teller.wrote(piece)
+    await teller.finished()
+    events = draft_texts(connection)
+    assert [(e.summary.seq, e.summary.text) for e in events] == [  # type: ignore[union-attr]
+        (0, "Apple's "),
+        (1, "revenue "),
+        (2, "was $383.3 billion."),
+    ]
+    assert {event.attempt for event in events} == {1}
+
+
+async def test_pieces_written_within_the_interval_are_told_together_and_the_rest_at_the_end() -> (
+    None
+):
+    connection = RecordingConnection()
+    teller = DraftTextTeller(publisher_on(connection, Stage.ANSWERER), "r1", 0, 3600.0)
+    for piece in ["Apple's ", "revenue ", "was ", "$383.3 billion."]:
+        await teller.wrote(piece)
+    assert len(connection.published) == 1  # the first piece goes at once
+    await teller.finished()
+    texts = [event.summary.text for event in draft_texts(connection)]  # type: ignore[union-attr]
+    assert texts == ["Apple's ", "revenue was $383.3 billion."]
+
+
+async def test_a_draft_with_no_text_tells_nothing_and_a_failing_publish_is_swallowed() -> None:
+    quiet = RecordingConnection()
+    await DraftTextTeller(publisher_on(quiet, Stage.ANSWERER), "r1", 0).finished()
+    assert quiet.published == []
+    failing = RecordingConnection(error=ConnectionError("lost"))
+    teller = DraftTextTeller(publisher_on(failing, Stage.ANSWERER), "r1", 0, 0.0)
+    await teller.wrote("Apple's revenue")
+    await teller.finished()
+    assert failing.published == []

@@ -9,8 +9,8 @@ the portfolio view asks with one click; a 401 asks for a key; a phone-width page
 sideways scroll and the keyboard reaches everything in order.
 
 Without /usr/bin/chromium and /usr/bin/chromedriver (`make test` installs them as root
-where apt-get is available) the browser tests skip, saying so. Each test saves
-screenshots under its tmp_path and prints where."""
+where apt-get is available) the browser tests skip, saying so (tests/headless_browser.py).
+Each test saves screenshots under its tmp_path and prints where."""
 
 from __future__ import annotations
 
@@ -24,9 +24,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -36,11 +34,10 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from shared.identity import add_user
 from shared.portfolio.demo import import_demo_history
 from tests.conftest import RunningFinq
+from tests.headless_browser import headless_chromium, shot
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 # An answer takes well under a second once the stages are warm; the first can take longer.
 ANSWER_SECONDS = 60
 # Reading an upload embeds it (the first one loads the model in the ingest stage).
@@ -60,44 +57,10 @@ Check that the walk-in fridge reads below five degrees and log the reading.
 """
 
 
-def browser_missing() -> str | None:
-    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not os.access(path, os.X_OK)]
-    if not missing:
-        return None
-    return (
-        f"needs Debian's chromium and chromium-driver ({' and '.join(missing)} not found): "
-        "`apt-get install -y chromium chromium-driver`, which `make test` runs as root"
-    )
-
-
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[WebDriver]:
-    if reason := browser_missing():
-        pytest.skip(reason)
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--window-size=1280,1000", "--disable-dev-shm-usage"):
-        options.add_argument(argument)
-    if os.geteuid() == 0:
-        # Chromium refuses to run as root inside its sandbox.
-        options.add_argument("--no-sandbox")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    try:
+    with headless_chromium(tmp_path) as driver:
         yield driver
-    finally:
-        # What the page said in its console, with the screenshots, for whoever reads a failure.
-        log = tmp_path / "browser-console.log"
-        log.write_text("\n".join(str(entry) for entry in driver.get_log("browser")))
-        shot(driver, tmp_path, "last")
-        driver.quit()
-
-
-def shot(driver: WebDriver, tmp_path: Path, name: str) -> Path:
-    path = tmp_path / f"{name}.png"
-    driver.save_screenshot(str(path))
-    print(f"screenshot: {path}")
-    return path
 
 
 def wait(driver: WebDriver, seconds: float = ANSWER_SECONDS) -> WebDriverWait[WebDriver]:

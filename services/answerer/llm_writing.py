@@ -2,6 +2,9 @@
 as JSON `{answer, citations}`; on a timeout, an error or output that is not that JSON, the
 deterministic answer goes out and `generation.fallback_reason` says why.
 
+The reply is streamed, so the answer's text can be told while it is written (a preview for
+POST /v1/ask/stream); the answer drafted is made from the whole reply, as without streaming.
+
 The prompt holds nothing but the facts (each with its source id, period and value already
 formatted) and the deterministic answer as a reference; the validator then checks the
 model's every number, year and citation like any other answer.
@@ -9,14 +12,18 @@ model's every number, year and citation like any other answer.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+import httpx
 import openai
 import structlog
 from openai import AsyncOpenAI
+from openai.types import CompletionUsage
 
+from services.answerer.answer_field_reading import AnswerFieldReader
 from services.answerer.formatting import source_citation
 from shared.contracts import (
     AnswerDrafted,
@@ -127,12 +134,36 @@ def prompt_messages(completed: ToolsCompleted, reference: AnswerDrafted) -> list
     return messages
 
 
+class DraftTextListener(Protocol):
+    """Hears the answer's text while the model writes it (shared.stage_events.DraftTextTeller
+    tells it to a streaming client): `wrote` each new piece, `finished` at the end."""
+
+    async def wrote(self, text: str) -> None: ...
+
+    async def finished(self) -> None: ...
+
+
+@dataclass
+class StreamedReply:
+    """A streamed reply, put together: its content's pieces and the usage it reported."""
+
+    pieces: list[str] = field(default_factory=list)
+    usage: CompletionUsage | None = None
+
+    @property
+    def content(self) -> str:
+        return "".join(self.pieces)
+
+
 @dataclass
 class LlmAnswerWriter:
     client: AsyncOpenAI
     model: str
     # US dollars per million tokens (input, output) by model.
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # The whole call, streamed to its end; the client's own timeout bounds each wait for
+    # bytes, which a model that keeps writing would never hit. None: no bound of its own.
+    timeout_seconds: float | None = None
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         price = self.prices.get(self.model)
@@ -145,8 +176,10 @@ class LlmAnswerWriter:
         completed: ToolsCompleted,
         reference: AnswerDrafted,
         budget: ModelCallBudget | None = None,
+        draft_text: DraftTextListener | None = None,
     ) -> AnswerDrafted:
-        """The model's answer, or `reference` (the deterministic one) saying why not."""
+        """The model's answer, or `reference` (the deterministic one) saying why not;
+        `draft_text` hears the answer's text as the model writes it."""
         passages = [p for result in completed.results for p in result.passages]
         if completed.route.intent not in LLM_INTENTS or not (reference.facts or passages):
             return reference
@@ -154,20 +187,18 @@ class LlmAnswerWriter:
             return self._fallback(reference, "model call limit reached for this request")
         with observed_model_call("answerer", self.model) as call:
             try:
-                response = await self.client.chat.completions.create(
-                    model=self.model,
-                    messages=prompt_messages(completed, reference),  # type: ignore[arg-type]
-                    response_format={"type": "json_schema", "json_schema": ANSWER_SCHEMA},  # type: ignore[typeddict-item]
-                    temperature=0,
-                )
-            except openai.APITimeoutError as error:
+                async with asyncio.timeout(self.timeout_seconds):
+                    reply = await self._stream_reply(
+                        prompt_messages(completed, reference), draft_text
+                    )
+            except (openai.APITimeoutError, httpx.TimeoutException, TimeoutError) as error:
                 call.failed(error)
                 return self._fallback(reference, "timeout")
-            except openai.APIError as error:
+            except (openai.APIError, httpx.HTTPError) as error:
                 call.failed(error)
                 log.warning("LLM answer failed", error=repr(error)[:300])
                 return self._fallback(reference, f"error: {type(error).__name__}")
-            usage = response.usage
+            usage = reply.usage
             prompt_tokens = usage.prompt_tokens if usage else 0
             completion_tokens = usage.completion_tokens if usage else 0
             call.answered(usage, self.cost(prompt_tokens, completion_tokens))
@@ -179,7 +210,7 @@ class LlmAnswerWriter:
             cost_usd=self.cost(prompt_tokens, completion_tokens),
         )
         try:
-            output = json.loads(response.choices[0].message.content or "")
+            output = json.loads(reply.content)
             text = str(output["answer"]).strip()
             cited = [str(source_id) for source_id in output["citations"]]
         except (json.JSONDecodeError, KeyError, TypeError):
@@ -200,6 +231,35 @@ class LlmAnswerWriter:
                 "template_citations": reference.citations,
             }
         )
+
+    async def _stream_reply(
+        self, messages: list[dict[str, str]], draft_text: DraftTextListener | None
+    ) -> StreamedReply:
+        """The model's whole reply, read as it streams: the answer's text goes to
+        `draft_text` piece by piece, the usage comes in the last chunk."""
+        stream = await self.client.chat.completions.create(
+            model=self.model,
+            messages=messages,  # type: ignore[arg-type]
+            response_format={"type": "json_schema", "json_schema": ANSWER_SCHEMA},  # type: ignore[typeddict-item]
+            temperature=0,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        reply = StreamedReply()
+        answer_field = AnswerFieldReader()
+        async with stream:
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    reply.usage = chunk.usage
+                piece = chunk.choices[0].delta.content if chunk.choices else None
+                if not piece:
+                    continue
+                reply.pieces.append(piece)
+                if draft_text is not None:
+                    await draft_text.wrote(answer_field.read(piece))
+        if draft_text is not None:
+            await draft_text.finished()
+        return reply
 
     def _fallback(
         self, reference: AnswerDrafted, reason: str, spent: Generation | None = None

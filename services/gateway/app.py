@@ -323,7 +323,10 @@ ASK_STREAM_PATH = "/v1/ask/stream"
 ASK_STREAM_DESCRIPTION = (
     "Server-sent events: `accepted`, the stages' events (`routed`, `tools_done`, `drafted`, "
     "`validated`, `failed`), then `answer` (the body of POST /v1/ask) or `error` "
-    "(`{code, message}`); each event's data is one line of JSON"
+    "(`{code, message}`); each event's data is one line of JSON. With a model writing the "
+    "answer, `draft_text` events come before `drafted`: the model's text as it is written "
+    "(`summary.seq` from 0 and `summary.text` per `attempt`; joined in order, the draft so "
+    "far), a preview only: `answer` carries the validated text, which may differ"
 )
 # What an activity file may be sent as: CSV is text, and some clients name it only that.
 CSV_TYPES = frozenset({"text/csv", "application/csv", "text/plain"})
@@ -380,7 +383,9 @@ def register_routes(app: FastAPI) -> None:
         `accepted`, then one event per stage as it finishes (`routed`, `tools_done`,
         `drafted`, `validated`; `failed` when a stage gives up), then `answer` with the body
         /v1/ask would answer, or `error` with its code (`stage_failed`, `deadline_exceeded`,
-        ...). Refusals before the question is accepted are the usual JSON errors."""
+        ...). When a model writes the answer, `draft_text` events carry its text as it is
+        written, before `drafted`: a preview the validated `answer` replaces. Refusals
+        before the question is accepted are the usual JSON errors."""
         question = checked_question(body)
         # What the request holds until its stream ends; the response takes it over below.
         async with contextlib.AsyncExitStack() as held:

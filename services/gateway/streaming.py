@@ -7,6 +7,12 @@ failed; its data the `StageEvent`), then `answer`, whose data is exactly the bod
 uses (`stage_failed`, `deadline_exceeded`, `unavailable`, ...). A comment line keeps an
 idle stream open through proxies.
 
+With a model writing the answer, `draft_text` events come between `tools_done` and
+`drafted`: the model's text as it is written (`summary.seq`, `summary.text`; one
+attempt's texts in seq order are its draft so far, and a draft sent back to be written
+again starts over with the next `attempt`). A draft is a preview only: the `answer` is the
+validated text, which may differ.
+
 The gateway subscribes to the request's event subject before it publishes the question, so
 no stage's event comes before the subscription. The response owns what the request holds
 (the subscription, the wait for its answer, its admission slot, its span) and lets go of

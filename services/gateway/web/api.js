@@ -95,7 +95,8 @@ function isMissingRoute(error) {
 }
 
 /** Ask a question. `onStage(name, data)` hears each stage as it passes when the gateway
- * streams; the promise resolves to the answer object either way. */
+ * streams (and `draft_text`, a model's answer as it writes it); the promise resolves to the
+ * answer object either way. */
 export async function ask(question, conversationId, onStage) {
   const json = { question };
   if (conversationId) json.conversation_id = conversationId;

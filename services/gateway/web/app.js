@@ -209,9 +209,35 @@ function pendingView() {
     h("p", { class: "working" }, h("span", { class: "spinner", "aria-hidden": "true" }), "Working on it…"),
     stages,
   );
+  // A model's answer as it writes it (draft_text events): shown as text, marked as a draft
+  // until the checked answer takes its place.
+  const draftMark = h("span", { class: "draft-mark small" }, "writing…");
+  const draftText = h("p", { class: "answer-text draft-text" });
+  const draft = h("div", { class: "draft", hidden: true, "aria-label": "Draft answer, not yet checked" }, draftMark, draftText);
+  let draftAttempt = null;
+  let draftSoFar = "";
   const failure = h("p", { class: "error", hidden: true });
-  view.append(failure);
+  view.append(draft, failure);
+  view.draft = () => (draftAttempt === null ? null : draftSoFar);
   view.onStage = (name, event) => {
+    if (name === "draft_text") {
+      const summary = (event && event.summary) || {};
+      if (typeof summary.text !== "string") return;
+      // An answer sent back to be written again starts a new draft.
+      if (event.attempt !== draftAttempt) {
+        draftAttempt = event.attempt;
+        draftSoFar = "";
+        draftMark.textContent = draftAttempt > 0 ? "writing again…" : "writing…";
+      }
+      draftSoFar += summary.text;
+      draftText.textContent = draftSoFar;
+      if (draft.hidden) {
+        draft.hidden = false;
+        draft.scrollIntoView({ block: "nearest" });
+      }
+      return;
+    }
+    if (name === "drafted" && draftAttempt !== null) draftMark.textContent = "draft · checking…";
     if (name === "failed") {
       const summary = (event && event.summary) || {};
       failure.hidden = false;
@@ -284,6 +310,8 @@ async function askQuestion(text, { newConversation = false } = {}) {
     });
     state.conversationId = answer.conversation_id;
     const view = answerView(answer);
+    const revised = revisedNote(pending.draft(), answer);
+    if (revised) view.querySelector(".answer-head").after(revised);
     pending.replaceWith(view);
     view.scrollIntoView({ block: "nearest" });
     loadConversations();
@@ -301,6 +329,13 @@ async function askQuestion(text, { newConversation = false } = {}) {
     state.asking = false;
     $("send").disabled = false;
   }
+}
+
+// Said when the checked answer is not the draft the model was seen writing (the check
+// repaired it, had it written again, or put the template's answer in its place).
+function revisedNote(draft, answer) {
+  if (draft === null || draft.trim() === String(answer.answer || "").trim()) return null;
+  return h("p", { class: "revised muted small" }, "Revised after checking: this differs from the draft shown while it was written.");
 }
 
 function explain(error) {
