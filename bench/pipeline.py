@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import functools
 import json
 import math
 import os
@@ -41,6 +42,7 @@ if str(REPO_ROOT) not in sys.path:
 import httpx  # noqa: E402
 import psutil  # noqa: E402
 
+from bench.stage_profiles import StageProfile, StageProfiler, print_profiles  # noqa: E402
 from services.control.cli import prepare_database, wait_until_ready  # noqa: E402
 from services.control.servers import NatsServer, PostgresServer, free_port  # noqa: E402
 from services.control.supervisor import Supervisor  # noqa: E402
@@ -211,11 +213,14 @@ async def run_level(
     count: int,
     warmup: int,
     meter: CpuMeter,
+    measuring: Callable[[], None] | None = None,
 ) -> LevelResult:
     timeout = 120.0 + count * 0.25
     if warmup:
         await drive(attempt, concurrency, warmup, timeout)
     meter.start()
+    if measuring is not None:
+        measuring()
     latencies, failures, seconds = await drive(attempt, concurrency, count, timeout)
     cpu, other_cores = meter.stop(count)
     ordered = sorted(latencies)
@@ -302,9 +307,17 @@ async def bench_pipeline(
     meter: CpuMeter,
     supervisor: Supervisor,
     client_mode: str,
+    profiler: StageProfiler | None = None,
+    profile_seconds: float = 0.0,
 ) -> list[LevelResult]:
     results: list[LevelResult] = []
-    for concurrency, count in levels:
+    stages = {s.name: s.process.pid for s in supervisor.services if s.process is not None}
+    stages.pop("ingest-0", None)  # idle while questions are asked
+    for index, (concurrency, count) in enumerate(levels):
+        # The busiest level is profiled (py-spy on every stage while it is measured).
+        measuring = None
+        if profiler is not None and profile_seconds > 0 and index == len(levels) - 1:
+            measuring = functools.partial(profiler.start, stages, profile_seconds)
         async with contextlib.AsyncExitStack() as stack:
             if client_mode == "shared":
                 # One client whose pool holds a keep-alive connection per concurrent client.
@@ -332,7 +345,9 @@ async def bench_pipeline(
                     for _ in range(concurrency)
                 ]
                 attempt = per_worker_attempt(clients)
-            result = await run_level("pipeline", attempt, concurrency, count, warmup, meter)
+            result = await run_level(
+                "pipeline", attempt, concurrency, count, warmup, meter, measuring
+            )
         result.client = client_mode
         dead = [s.name for s in supervisor.services if not s.running()]
         if dead:
@@ -440,6 +455,118 @@ def describe_machine() -> dict[str, Any]:
 # --- orchestration -----------------------------------------------------------------------
 
 
+def resident_mib(processes: dict[str, int]) -> dict[str, float]:
+    """Each process's resident memory in MiB. PostgreSQL's is the proportional share (PSS)
+    of the postmaster and all its backends: they share the buffer cache, which RSS would
+    count once per backend."""
+    memory: dict[str, float] = {}
+    for name, pid in processes.items():
+        try:
+            process = psutil.Process(pid)
+            if name in POSTGRES_ONLY:
+                tree = [process, *process.children(recursive=True)]
+                used = sum(p.memory_full_info().pss for p in tree)
+            else:
+                used = process.memory_info().rss
+        except psutil.Error:
+            continue
+        memory[name] = round(used / 2**20, 1)
+    return memory
+
+
+def git_commit() -> str:
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10
+        )
+        return done.stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short", "HEAD") or "unknown"
+        changed = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{commit} with uncommitted changes" if changed else commit
+
+
+RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
+SECTION_BEGIN = "<!-- bench/pipeline.py writes from here -->"
+SECTION_END = "<!-- bench/pipeline.py writes up to here -->"
+
+
+def results_section(report: dict[str, Any]) -> str:
+    """Today's figures as bench/RESULTS.md shows them, from one run's report."""
+    levels = report["pipeline"] + report["baseline"]
+    other = max((r["other_cores"] for r in levels), default=0.0)
+    lines = [
+        SECTION_BEGIN,
+        f"## Today's figures ({report['timestamp'][:16].replace('T', ' ')}, "
+        f"commit {report['commit']})",
+        "",
+        f"`{' '.join(report['command'])}`, written by the benchmark itself; raw JSON in "
+        f"`bench/out/{report['out']}` (not committed). Other processes kept at most "
+        f"{other:.2f} cores busy while a level ran.",
+        "",
+        "| mode | c | p50 ms | p95 ms | p99 ms | q/s | failures "
+        "| CPU ms / question (all processes) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in levels:
+        cpu = sum(r["cpu_ms_per_question"].values())
+        lines.append(
+            f"| {r['mode']} | {r['concurrency']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | "
+            f"{r['p99_ms']:.2f} | {r['qps']:.1f} | {r['failures']} | {cpu:.1f} |"
+        )
+    if report["pipeline"]:
+        busiest = report["pipeline"][-1]
+        lines += [
+            "",
+            f"CPU per question at c={busiest['concurrency']}, by process (ms), and each "
+            "process's resident memory after the run (MiB; PostgreSQL's as its share of "
+            "the memory its processes use together):",
+            "",
+            "| process | CPU ms / question | memory MiB |",
+            "|---|---|---|",
+        ]
+        memory = report.get("memory_mib", {})
+        for name, ms in busiest["cpu_ms_per_question"].items():
+            lines.append(f"| {name} | {ms:.2f} | {memory.get(name, '-')} |")
+    if report.get("profiles"):
+        lines += [
+            "",
+            "Where each stage's CPU went at the busiest level (py-spy, top five frames):",
+            "",
+        ]
+        for profile in report["profiles"]:
+            if profile["error"]:
+                lines.append(f"- {profile['process']}: {profile['error']}")
+                continue
+            top = "; ".join(f"{f['function']} {f['percent']}%" for f in profile["self_percent"][:5])
+            lines.append(f"- **{profile['process']}** ({profile['samples']} samples): {top}")
+    lines += ["", "| target | measured | verdict |", "|---|---|---|"]
+    for target in report["targets"]:
+        verdict_text = (
+            target["verdict"] if target["verdict"] == "n/a" else f"**{target['verdict']}**"
+        )
+        lines.append(f"| {target['target']} | {target['value']} | {verdict_text} |")
+    lines.append(SECTION_END)
+    return "\n".join(lines)
+
+
+def write_results(report: dict[str, Any], path: Path = RESULTS_FILE) -> None:
+    """Put today's figures in place of the last run's (between the markers)."""
+    text = path.read_text()
+    section = results_section(report)
+    if SECTION_BEGIN in text and SECTION_END in text:
+        before, _, rest = text.partition(SECTION_BEGIN)
+        _, _, after = rest.partition(SECTION_END)
+        text = before + section + after
+    else:
+        head, sep, tail = text.partition("\n## ")
+        text = head + "\n" + section + "\n\n## " + tail if sep else text + "\n" + section + "\n"
+    path.write_text(text)
+
+
 def parse_levels(args: argparse.Namespace) -> list[tuple[int, int]]:
     concurrency = [int(c) for c in args.concurrency.split(",") if c.strip()]
     if not concurrency or any(c < 1 for c in concurrency):
@@ -544,6 +671,13 @@ def main(argv: list[str] | None = None) -> int:
         "per-worker: N one-connection clients (httpcore's pool costs CPU per connection)",
     )
     parser.add_argument("--no-baseline", action="store_true", help="measure the pipeline only")
+    parser.add_argument(
+        "--profile-seconds",
+        type=float,
+        default=8.0,
+        help="py-spy every stage for this long during the busiest level (0: do not)",
+    )
+    parser.add_argument("--no-write", action="store_true", help="leave bench/RESULTS.md as it is")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder (logs)")
     args = parser.parse_args(argv)
     levels = parse_levels(args)
@@ -562,6 +696,8 @@ def main(argv: list[str] | None = None) -> int:
     supervisor: Supervisor | None = None
     pipeline: list[LevelResult] = []
     baseline: list[LevelResult] = []
+    memory: dict[str, float] = {}
+    profiles: list[StageProfile] = []
     try:
         print(f"starting PostgreSQL on {postgres.port} and NATS on {nats.port} under {home}")
         postgres.start()
@@ -591,9 +727,27 @@ def main(argv: list[str] | None = None) -> int:
         processes["bench"] = os.getpid()
         print("pipeline (HTTP → gateway → JetStream → 4 stages → core-NATS reply)")
         meter = CpuMeter(processes, POSTGRES_ONLY)
+        profiler = StageProfiler(home / "profiles")
         pipeline = run_async(
-            bench_pipeline(url, levels, args.warmup, meter, supervisor, args.client)
+            bench_pipeline(
+                url,
+                levels,
+                args.warmup,
+                meter,
+                supervisor,
+                args.client,
+                profiler,
+                args.profile_seconds,
+            )
         )
+        memory = resident_mib(processes)
+        print(f"\nresident memory (MiB): {memory}")
+        if args.profile_seconds > 0:
+            if profiler.unavailable:
+                print(f"no profile: {profiler.unavailable}")
+            profiles = profiler.collect()
+            print("\nwhere the stages spent their CPU at the busiest level (py-spy)")
+            print_profiles(profiles)
 
         # The services are done: stop them so the baseline has the CPUs to itself.
         supervisor.stop()
@@ -621,24 +775,27 @@ def main(argv: list[str] | None = None) -> int:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     out = OUT_DIR / f"pipeline-{stamp}.json"
-    out.write_text(
-        json.dumps(
-            {
-                "timestamp": datetime.now().astimezone().isoformat(),
-                "command": [Path(sys.executable).name, *sys.argv],
-                "machine": machine,
-                "questions": list(QUESTIONS),
-                "warmup": args.warmup,
-                "client": args.client,
-                "pipeline": [asdict(r) for r in pipeline],
-                "baseline": [asdict(r) for r in baseline],
-                "ratios": ratios,
-                "targets": targets,
-            },
-            indent=2,
-        )
-    )
+    report = {
+        "timestamp": datetime.now().astimezone().isoformat(),
+        "commit": git_commit(),
+        "command": [".venv/bin/python", *sys.argv],
+        "out": out.name,
+        "machine": machine,
+        "questions": list(QUESTIONS),
+        "warmup": args.warmup,
+        "client": args.client,
+        "pipeline": [asdict(r) for r in pipeline],
+        "baseline": [asdict(r) for r in baseline],
+        "ratios": ratios,
+        "targets": targets,
+        "memory_mib": memory,
+        "profiles": [profile.to_json() for profile in profiles],
+    }
+    out.write_text(json.dumps(report, indent=2))
     print(f"\nwrote {out}")
+    if not args.no_write:
+        write_results(report)
+        print(f"wrote today's figures into {RESULTS_FILE}")
     failed = sum(r.failures for r in pipeline + baseline)
     return 1 if failed else 0
 

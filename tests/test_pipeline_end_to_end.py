@@ -164,8 +164,11 @@ async def test_two_replicas_of_a_stage_share_its_work_and_handle_each_message_on
     waiting_before = await pull_requests_waiting(finq, Stage.TOOLS)
     second = finq.supervisor.add_replica(Stage.TOOLS)
     try:
-        # The new replica is consuming once its pull requests wait at the server.
-        await wait_until(lambda: pull_requests_waiting(finq, Stage.TOOLS, more_than=waiting_before))
+        # The new replica is consuming once its pull requests wait at the server. Starting a
+        # process (imports, connections) is slow on a busy machine: the bound is generous.
+        await wait_until(
+            lambda: pull_requests_waiting(finq, Stage.TOOLS, more_than=waiting_before), within=90
+        )
         questions = [q for q, _, _ in FIGURE_QUESTIONS] * 5
         bodies = await asyncio.gather(*(ask(client, q) for q in questions))
         request_ids = {b["request_id"] for b in bodies}
