@@ -421,6 +421,9 @@ class QuestionAsked(Contract):
     # The conversation's last turns, oldest first, so a follow-up can inherit what it leaves
     # out ("And the year before?") and a short reply can complete a clarification.
     history: list[ConversationTurn] = Field(default_factory=list)
+    # The conversation's first question: nothing of it is held from before (no metric
+    # reading awaiting confirmation), so the router skips looking. False when unknown.
+    first_in_conversation: bool = False
 
 
 class RouteDecided(Contract):

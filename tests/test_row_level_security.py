@@ -13,7 +13,7 @@ import asyncpg
 import pytest
 
 from services.control.servers import SERVICE_ROLE
-from shared.db import ACT_AS_SQL, login_of
+from shared.db import ACT_AS_SQL, acting_as, create_pool, login_of
 from tests.conftest import Servers
 
 # The tables whose rows belong to a user.
@@ -290,3 +290,31 @@ async def test_the_services_role_asks_whose_a_key_is_without_reading_the_keys(
     assert await user_for_key(service, "finq_" + "B" * 43) is None
     with pytest.raises(asyncpg.InsufficientPrivilegeError):
         await service.fetch("SELECT key_sha256 FROM users")
+
+
+@pytest.mark.parametrize("user_id", ["alice", "o'brien\\"])
+async def test_a_pooled_scope_acts_for_its_user_and_leaves_the_connection_acting_for_no_one(
+    servers: Servers, owner: asyncpg.Connection, database: str, user_id: str
+) -> None:
+    """Ids written into the SQL (no quote) and ids sent as a parameter behave alike; the
+    pool sends no reset on release, so the setting must end with the transaction."""
+    await seed_two_users(owner)
+    if user_id != "alice":
+        await owner.execute(
+            "INSERT INTO conversations (id, user_id, title) VALUES ('c-odd', $1, 'odd')", user_id
+        )
+    pool = await create_pool(service_dsn(servers, database), min_size=1, max_size=1)
+    try:
+        scope = acting_as(pool, user_id)
+        assert await scope.fetchval("SELECT current_setting('app.user_id')") == user_id
+        seen = {row["user_id"] for row in await scope.fetch("SELECT user_id FROM conversations")}
+        assert seen == {user_id}
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await scope.execute(
+                "INSERT INTO conversations (id, user_id, title) VALUES ('c-x', 'bob', 't')"
+            )
+        async with pool.acquire() as conn:  # the same, only connection, back in the pool
+            assert await conn.fetchval("SELECT finq_acting_user()") is None
+            assert await conn.fetchval("SELECT count(*) FROM conversations") == 0
+    finally:
+        await pool.close()

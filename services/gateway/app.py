@@ -826,7 +826,9 @@ async def submit_question(
         user_id=user_id,
         deadline=deadline,
         reply_to=deps.reply_subject,
-        payload=QuestionAsked(question=question, history=history),
+        payload=QuestionAsked(
+            question=question, history=history, first_in_conversation=new_conversation
+        ),
     )
     waiting = deps.pending.expect(request_id)
     try:

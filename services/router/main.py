@@ -119,6 +119,8 @@ async def keep_alias_log(
         await record_metric_phrases(
             db, envelope.conversation_id, route.question, resolutions, unresolved
         )
+    if envelope.payload.first_in_conversation and not resolutions:
+        return  # nothing of this conversation can be awaiting confirmation
     learned = await confirm_exact_uses(
         db, envelope.conversation_id, envelope.request_id, understood.named_metrics
     )
