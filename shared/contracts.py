@@ -712,6 +712,9 @@ class Envelope(BaseModel, Generic[PayloadT]):
     # dropped its messages unread): part of every message id (shared/subjects.py), so a
     # fresh start is not taken for a duplicate of what the stream dropped.
     fresh_start: int = Field(default=0, ge=0)
+    # A client watches this request being answered (POST /v1/ask/stream): each stage tells
+    # its event on core NATS. Nobody listens for the others', so they are not sent.
+    watched: bool = False
     payload: PayloadT
 
     def expired(self, now: datetime | None = None) -> bool:
@@ -731,6 +734,7 @@ class Envelope(BaseModel, Generic[PayloadT]):
             stage_runs=list(self.stage_runs),
             model_calls=self.model_calls,
             fresh_start=self.fresh_start,
+            watched=self.watched,
             payload=payload,
         )
 

@@ -65,7 +65,7 @@ def failure_reporter(
 
     async def report(envelope: Envelope[Any], reason: str) -> None:
         failed = StageFailed(stage=stage, code="stage_failed", message=reason[:500])
-        if events is not None:
+        if events is not None and envelope.watched:
             await events.tell_failure(envelope, failed)
         await publisher.report_failure(envelope.carry(failed))
 

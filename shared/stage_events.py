@@ -187,9 +187,11 @@ class StageEventPublisher:
 def telling_stage_events(handler: Handler, events: StageEventPublisher) -> Handler:
     """`handler`, with the event of each result it produces published before the result
     goes on (a handler that raises tells nothing: the message is retried or given up on,
-    and giving up is told by the failure reporter)."""
+    and giving up is told by the failure reporter). Only for a watched request."""
 
     async def handle(envelope: Envelope[Any]) -> StageOutput:
+        if not envelope.watched:
+            return await handler(envelope)
         started = time.perf_counter()
         output = await handler(envelope)
         await events.tell_result(output, (time.perf_counter() - started) * 1000)

@@ -313,9 +313,13 @@ async def test_a_request_id_no_subject_can_carry_is_skipped_not_raised() -> None
     assert connection.published == []
 
 
+def watched(envelope: Envelope[Any]) -> Envelope[Any]:
+    return envelope.model_copy(update={"watched": True})
+
+
 async def test_a_handlers_result_is_told_before_it_goes_on_and_returned_unchanged() -> None:
     connection = RecordingConnection()
-    forwarded = bus.Forward(subjects.ROUTE_DECIDED, envelope_of(route()))
+    forwarded = bus.Forward(subjects.ROUTE_DECIDED, watched(envelope_of(route())))
 
     async def route_it(_: Envelope[Any]) -> bus.StageOutput:
         assert connection.published == []
@@ -323,17 +327,38 @@ async def test_a_handlers_result_is_told_before_it_goes_on_and_returned_unchange
 
     handler = telling_stage_events(route_it, publisher_on(connection, Stage.ROUTER))
     # Told by the time the result is handed to the bus, which then forwards it.
-    assert await handler(envelope_of(QuestionAsked(question="Apple revenue"))) is forwarded
+    asked = watched(envelope_of(QuestionAsked(question="Apple revenue")))
+    assert await handler(asked) is forwarded
     [(_, payload)] = connection.published
     event = StageEvent.model_validate_json(payload)
     assert event.kind == "routed" and event.elapsed_ms is not None and event.elapsed_ms >= 0
+
+
+async def test_a_request_no_client_watches_tells_no_event_and_gives_up_with_a_notice_only() -> None:
+    connection = RecordingConnection()
+    forwarded = bus.Forward(subjects.ROUTE_DECIDED, envelope_of(route()))
+
+    async def route_it(_: Envelope[Any]) -> bus.StageOutput:
+        return forwarded
+
+    handler = telling_stage_events(route_it, publisher_on(connection, Stage.ROUTER))
+    assert await handler(envelope_of(QuestionAsked(question="Apple revenue"))) is forwarded
+    assert connection.published == []
+    publisher = bus.Publisher(connection, None, Stage.TOOLS)  # type: ignore[arg-type]
+    report = failure_reporter(Stage.TOOLS, publisher, publisher_on(connection, Stage.TOOLS))
+    asked = envelope_of(route()).model_copy(update={"reply_to": subjects.reply_subject("g1")})
+    await report(asked, "failed 5 times: boom")
+    [(notice, _)] = connection.published
+    assert notice == subjects.failure_subject("g1")
 
 
 async def test_a_stage_that_gives_up_tells_failed_before_the_gateway_hears_it() -> None:
     connection = RecordingConnection()
     publisher = bus.Publisher(connection, None, Stage.TOOLS)  # type: ignore[arg-type]
     report = failure_reporter(Stage.TOOLS, publisher, publisher_on(connection, Stage.TOOLS))
-    asked = envelope_of(route()).model_copy(update={"reply_to": subjects.reply_subject("g1")})
+    asked = envelope_of(route()).model_copy(
+        update={"reply_to": subjects.reply_subject("g1"), "watched": True}
+    )
     await report(asked, "failed 5 times: boom")
     [(told, event), (notice, _)] = connection.published
     assert told == subjects.stage_event_subject("r1", Stage.TOOLS)

@@ -47,7 +47,11 @@ async def build_handler(clients: StageClients) -> Handler:
         drafted = draft_answer(envelope.payload)
         budget = ModelCallBudget.of(envelope, limit)
         if writer is not None:
-            draft_text = DraftTextTeller(events, envelope.request_id, envelope.attempt)
+            draft_text = (
+                DraftTextTeller(events, envelope.request_id, envelope.attempt)
+                if envelope.watched
+                else None
+            )
             drafted = await writer.write(envelope.payload, drafted, budget, draft_text)
         carried = envelope.carry(drafted)
         carried.model_calls += budget.used

@@ -405,7 +405,7 @@ def register_routes(app: FastAPI) -> None:
                 held.push_async_callback(events.close)
                 held.callback(deps.pending.forget, request_id)
                 asked = await submit_question(
-                    deps, request_id, question, body.conversation_id, caller
+                    deps, request_id, question, body.conversation_id, caller, watched=True
                 )
             asked.answer.add_done_callback(events.answer_in)
             accepted = StreamAccepted(
@@ -789,9 +789,11 @@ async def submit_question(
     question: str,
     conversation_id: str | None,
     user_id: str,
+    watched: bool = False,
 ) -> AskedQuestion:
     """Save the question and its turn, then publish it; its answer is awaited apart
-    (wait_for_answer), so a stream can relay the stages' events meanwhile."""
+    (wait_for_answer), so a stream can relay the stages' events meanwhile (`watched`: the
+    stages tell them)."""
     trace_id = current_trace_id()
     structlog.contextvars.bind_contextvars(
         request_id=request_id, stage=subjects.Stage.GATEWAY.value, trace_id=trace_id
@@ -826,6 +828,7 @@ async def submit_question(
         user_id=user_id,
         deadline=deadline,
         reply_to=deps.reply_subject,
+        watched=watched,
         payload=QuestionAsked(
             question=question, history=history, first_in_conversation=new_conversation
         ),
