@@ -46,6 +46,9 @@ from bench.stage_profiles import StageProfile, StageProfiler, print_profiles  # 
 from services.control.cli import prepare_database, wait_until_ready  # noqa: E402
 from services.control.servers import NatsServer, PostgresServer, free_port  # noqa: E402
 from services.control.supervisor import Supervisor  # noqa: E402
+from shared import bus, subjects  # noqa: E402
+from shared.nats_permissions import OPERATOR  # noqa: E402
+from shared.subjects import Stage  # noqa: E402
 
 QUESTIONS: tuple[str, ...] = (
     "What was Apple's revenue in fiscal 2023?",
@@ -103,6 +106,10 @@ class LevelResult:
     other_cores: float = 0.0
     # The pipeline's HTTP client set-up: "shared" pool or "per-worker" clients.
     client: str = ""
+    # Each consuming stage's queue (undelivered + unacked messages) while it ran: p50, max.
+    queue_depth: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Processes per stage where more than one ran (--replicas).
+    replicas: dict[str, int] = field(default_factory=dict)
     failure_samples: list[str] = field(default_factory=list)
 
 
@@ -259,6 +266,11 @@ def print_level(result: LevelResult) -> None:
             f"           other processes on the machine kept {result.other_cores:.2f} cores busy",
             flush=True,
         )
+    if result.queue_depth:
+        depth = ", ".join(
+            f"{stage} {d['p50']:.0f}/{d['max']:.0f}" for stage, d in result.queue_depth.items()
+        )
+        print(f"           queue depth p50/max: {depth}", flush=True)
     for sample in result.failure_samples:
         print(f"           FAILED {sample}", flush=True)
 
@@ -300,6 +312,54 @@ def per_worker_attempt(clients: list[httpx.AsyncClient]) -> Attempt:
     return attempt
 
 
+class QueueDepths:
+    """Each consuming stage's queue while a level runs: the messages its durable consumer
+    has not yet delivered plus those delivered and not yet acked, sampled every 100 ms
+    through the operator's NATS connection."""
+
+    def __init__(self, nats: NatsServer) -> None:
+        self.nats = nats
+        self.samples: dict[str, list[int]] = {stage.value: [] for stage in subjects.STAGE_INPUT}
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _sample(self) -> None:
+        nc = await bus.connect(self.nats.url, "bench-queues", *self.nats.credentials(OPERATOR))
+        try:
+            js = nc.jetstream()
+            while not self._stopping.is_set():
+                for stage in subjects.STAGE_INPUT:
+                    with contextlib.suppress(Exception):
+                        info = await js.consumer_info(
+                            subjects.input_stream(stage), subjects.durable_name(stage)
+                        )
+                        self.samples[stage.value].append(
+                            int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+                        )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), 0.1)
+        finally:
+            await nc.close()
+
+    def start(self) -> None:
+        self._stopping.clear()
+        for values in self.samples.values():
+            values.clear()
+        self._task = asyncio.ensure_future(self._sample())
+
+    async def stop(self) -> dict[str, dict[str, float]]:
+        self._stopping.set()
+        if self._task is not None:
+            await self._task
+        return {
+            stage: {
+                "p50": percentile(sorted(values), 50) if values else 0.0,
+                "max": float(max(values, default=0)),
+            }
+            for stage, values in self.samples.items()
+        }
+
+
 async def bench_pipeline(
     url: str,
     levels: list[tuple[int, int]],
@@ -309,15 +369,23 @@ async def bench_pipeline(
     client_mode: str,
     profiler: StageProfiler | None = None,
     profile_seconds: float = 0.0,
+    queues: QueueDepths | None = None,
 ) -> list[LevelResult]:
     results: list[LevelResult] = []
     stages = {s.name: s.process.pid for s in supervisor.services if s.process is not None}
     stages.pop("ingest-0", None)  # idle while questions are asked
     for index, (concurrency, count) in enumerate(levels):
         # The busiest level is profiled (py-spy on every stage while it is measured).
-        measuring = None
+        starts: list[Callable[[], None]] = []
+        if queues is not None:
+            starts.append(queues.start)
         if profiler is not None and profile_seconds > 0 and index == len(levels) - 1:
-            measuring = functools.partial(profiler.start, stages, profile_seconds)
+            starts.append(functools.partial(profiler.start, stages, profile_seconds))
+
+        def measuring(starts: list[Callable[[], None]] = starts) -> None:
+            for start in starts:
+                start()
+
         async with contextlib.AsyncExitStack() as stack:
             if client_mode == "shared":
                 # One client whose pool holds a keep-alive connection per concurrent client.
@@ -348,6 +416,8 @@ async def bench_pipeline(
             result = await run_level(
                 "pipeline", attempt, concurrency, count, warmup, meter, measuring
             )
+            if queues is not None:
+                result.queue_depth = await queues.stop()
         result.client = client_mode
         dead = [s.name for s in supervisor.services if not s.running()]
         if dead:
@@ -531,6 +601,16 @@ def results_section(report: dict[str, Any]) -> str:
         memory = report.get("memory_mib", {})
         for name, ms in busiest["cpu_ms_per_question"].items():
             lines.append(f"| {name} | {ms:.2f} | {memory.get(name, '-')} |")
+        if busiest.get("queue_depth"):
+            depth = ", ".join(
+                f"{stage} {d['p50']:.0f} / {d['max']:.0f}"
+                for stage, d in busiest["queue_depth"].items()
+            )
+            lines += [
+                "",
+                f"Queue before each stage at c={busiest['concurrency']} "
+                f"(p50 / max messages): {depth}.",
+            ]
     if report.get("profiles"):
         lines += [
             "",
@@ -678,6 +758,13 @@ def main(argv: list[str] | None = None) -> int:
         help="py-spy every stage for this long during the busiest level (0: do not)",
     )
     parser.add_argument("--no-write", action="store_true", help="leave bench/RESULTS.md as it is")
+    parser.add_argument(
+        "--replicas",
+        action="append",
+        default=[],
+        metavar="STAGE=N",
+        help="run N processes of a stage (repeatable), e.g. --replicas validator=2",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temp folder (logs)")
     args = parser.parse_args(argv)
     levels = parse_levels(args)
@@ -711,9 +798,11 @@ def main(argv: list[str] | None = None) -> int:
 
         gateway_port = free_port()
         url = f"http://127.0.0.1:{gateway_port}"
+        replicas = {Stage(name): int(n) for name, _, n in (r.partition("=") for r in args.replicas)}
         supervisor = Supervisor(
             home / "logs",
             service_environment(nats, postgres, gateway_port),
+            replicas,
             stage_env=nats.credentials_env,
         )
         supervisor.start()
@@ -738,8 +827,11 @@ def main(argv: list[str] | None = None) -> int:
                 args.client,
                 profiler,
                 args.profile_seconds,
+                QueueDepths(nats),
             )
         )
+        for result in pipeline:
+            result.replicas = {stage.value: n for stage, n in replicas.items() if n != 1}
         memory = resident_mib(processes)
         print(f"\nresident memory (MiB): {memory}")
         if args.profile_seconds > 0:
