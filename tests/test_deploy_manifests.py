@@ -46,6 +46,7 @@ from services.ingest.settings import IngestSettings
 from services.router.settings import RouterSettings
 from services.tools.settings import ToolsSettings
 from services.validator.settings import ValidatorSettings
+from shared import subjects
 from shared.nats_permissions import OPERATOR, password_variable
 from shared.nats_permissions import USERS as NATS_USERS
 from shared.settings import ENV_PREFIX, StageSettings
@@ -1287,3 +1288,33 @@ def test_network_policy_ports_are_ports_the_pods_listen_on(k8s):
             for port in rule.get("ports", []):
                 for target in targets:
                     assert port["port"] in listening[target], (policy["metadata"]["name"], target)
+
+
+KEDA_DIR = K8S_DIR / "keda"
+
+
+def test_each_consuming_stage_scales_on_its_own_consumers_queue_with_keda(k8s) -> None:
+    """deploy/k8s/keda: a ScaledObject per consuming stage, reading the stream and durable
+    consumer the code names, a replica per FINQ_MAX_IN_FLIGHT messages waiting, never
+    below the Deployment's own replicas."""
+    docs = [doc for doc in yaml.safe_load_all((KEDA_DIR / "autoscaling.yaml").read_text()) if doc]
+    kustomization = yaml.safe_load((KEDA_DIR / "kustomization.yaml").read_text())
+    assert kustomization["resources"] == ["autoscaling.yaml"]
+    deployments = objects(k8s, "Deployment")
+    scaled = objects(docs, "ScaledObject")
+    assert set(scaled) == {stage.value for stage in subjects.STAGE_INPUT}
+    in_flight = str(StageSettings.model_fields["max_in_flight"].default)
+    for stage in subjects.STAGE_INPUT:
+        spec = scaled[stage.value]["spec"]
+        assert spec["scaleTargetRef"]["name"] == stage.value in deployments
+        assert spec["minReplicaCount"] >= deployments[stage.value]["spec"]["replicas"]
+        assert spec["maxReplicaCount"] > spec["minReplicaCount"]
+        [trigger] = spec["triggers"]
+        assert trigger["type"] == "nats-jetstream"
+        assert trigger["metadata"]["stream"] == subjects.input_stream(stage)
+        assert trigger["metadata"]["consumer"] == subjects.durable_name(stage)
+        assert trigger["metadata"]["lagThreshold"] == in_flight
+        assert trigger["metadata"]["natsServerMonitoringEndpoint"].endswith(":8222")
+    [gateway] = objects(docs, "HorizontalPodAutoscaler").values()
+    assert gateway["spec"]["scaleTargetRef"]["name"] == "gateway" in deployments
+    assert all(doc["metadata"]["namespace"] == "finq" for doc in docs)
