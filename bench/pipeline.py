@@ -559,6 +559,33 @@ def git_commit() -> str:
     return f"{commit} with uncommitted changes" if changed else commit
 
 
+# What a capacity plan assumes: each Python process uses at most one core (one event loop)
+# and is planned at this share of it, leaving room for bursts and a lost node.
+PLANNED_UTILIZATION = 0.6
+CAPACITY_RATES = (1_000, 10_000)
+
+
+def capacity_lines(cpu_ms: dict[str, float]) -> list[str]:
+    """Replicas (or cores) each process needs for CAPACITY_RATES questions a second, from
+    the CPU per question measured at the busiest level."""
+    lines = [
+        f"| process | CPU ms / question | {' | '.join(f'{r:,} q/s' for r in CAPACITY_RATES)} |",
+        "|---|---|" + "---|" * len(CAPACITY_RATES),
+    ]
+    for name, ms in cpu_ms.items():
+        if name == "bench" or ms <= 0:
+            continue
+        cells = []
+        for rate in CAPACITY_RATES:
+            cores = rate * ms / 1000.0 / PLANNED_UTILIZATION
+            if name in ("nats", "postgres"):
+                cells.append(f"{cores:.1f} cores")
+            else:
+                cells.append(f"{max(2, math.ceil(cores))} replicas")
+        lines.append(f"| {name} | {ms:.2f} | {' | '.join(cells)} |")
+    return lines
+
+
 RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION_BEGIN = "<!-- bench/pipeline.py writes from here -->"
 SECTION_END = "<!-- bench/pipeline.py writes up to here -->"
@@ -611,6 +638,14 @@ def results_section(report: dict[str, Any]) -> str:
                 f"Queue before each stage at c={busiest['concurrency']} "
                 f"(p50 / max messages): {depth}.",
             ]
+    if report["pipeline"]:
+        lines += [
+            "",
+            "Capacity computed from these figures (each stage process one core, planned at "
+            f"{PLANNED_UTILIZATION:.0%} of it; at least two replicas of each):",
+            "",
+            *capacity_lines(report["pipeline"][-1]["cpu_ms_per_question"]),
+        ]
     if report.get("profiles"):
         lines += [
             "",
