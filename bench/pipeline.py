@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import collections
 import contextlib
-import functools
 import json
 import math
 import os
@@ -360,6 +359,32 @@ class QueueDepths:
         }
 
 
+async def http_clients(
+    stack: contextlib.AsyncExitStack, url: str, concurrency: int, client_mode: str
+) -> Attempt:
+    if client_mode == "shared":
+        # One client whose pool holds a keep-alive connection per concurrent client.
+        limits = httpx.Limits(
+            max_connections=concurrency,
+            max_keepalive_connections=concurrency,
+            keepalive_expiry=60,
+        )
+        client = await stack.enter_async_context(
+            httpx.AsyncClient(base_url=url, timeout=REQUEST_TIMEOUT_SECONDS, limits=limits)
+        )
+        return http_attempt(client)
+    # One single-connection client per concurrent client: the same connections, without
+    # httpcore's pool scanning every connection on each request.
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1, keepalive_expiry=60)
+    clients = [
+        await stack.enter_async_context(
+            httpx.AsyncClient(base_url=url, timeout=REQUEST_TIMEOUT_SECONDS, limits=limits)
+        )
+        for _ in range(concurrency)
+    ]
+    return per_worker_attempt(clients)
+
+
 async def bench_pipeline(
     url: str,
     levels: list[tuple[int, int]],
@@ -367,54 +392,20 @@ async def bench_pipeline(
     meter: CpuMeter,
     supervisor: Supervisor,
     client_mode: str,
-    profiler: StageProfiler | None = None,
-    profile_seconds: float = 0.0,
     queues: QueueDepths | None = None,
 ) -> list[LevelResult]:
     results: list[LevelResult] = []
-    stages = {s.name: s.process.pid for s in supervisor.services if s.process is not None}
-    stages.pop("ingest-0", None)  # idle while questions are asked
-    for index, (concurrency, count) in enumerate(levels):
-        # The busiest level is profiled (py-spy on every stage while it is measured).
-        starts: list[Callable[[], None]] = []
-        if queues is not None:
-            starts.append(queues.start)
-        if profiler is not None and profile_seconds > 0 and index == len(levels) - 1:
-            starts.append(functools.partial(profiler.start, stages, profile_seconds))
-
-        def measuring(starts: list[Callable[[], None]] = starts) -> None:
-            for start in starts:
-                start()
-
+    for concurrency, count in levels:
         async with contextlib.AsyncExitStack() as stack:
-            if client_mode == "shared":
-                # One client whose pool holds a keep-alive connection per concurrent client.
-                limits = httpx.Limits(
-                    max_connections=concurrency,
-                    max_keepalive_connections=concurrency,
-                    keepalive_expiry=60,
-                )
-                client = await stack.enter_async_context(
-                    httpx.AsyncClient(base_url=url, timeout=REQUEST_TIMEOUT_SECONDS, limits=limits)
-                )
-                attempt = http_attempt(client)
-            else:
-                # One single-connection client per concurrent client: the same connections,
-                # without httpcore's pool scanning every connection on each request.
-                limits = httpx.Limits(
-                    max_connections=1, max_keepalive_connections=1, keepalive_expiry=60
-                )
-                clients = [
-                    await stack.enter_async_context(
-                        httpx.AsyncClient(
-                            base_url=url, timeout=REQUEST_TIMEOUT_SECONDS, limits=limits
-                        )
-                    )
-                    for _ in range(concurrency)
-                ]
-                attempt = per_worker_attempt(clients)
+            attempt = await http_clients(stack, url, concurrency, client_mode)
             result = await run_level(
-                "pipeline", attempt, concurrency, count, warmup, meter, measuring
+                "pipeline",
+                attempt,
+                concurrency,
+                count,
+                warmup,
+                meter,
+                queues.start if queues is not None else None,
             )
             if queues is not None:
                 result.queue_depth = await queues.stop()
@@ -425,6 +416,26 @@ async def bench_pipeline(
         print_level(result)
         results.append(result)
     return results
+
+
+async def profile_stages(
+    url: str,
+    busiest: LevelResult,
+    supervisor: Supervisor,
+    client_mode: str,
+    profiler: StageProfiler,
+    seconds: float,
+) -> list[StageProfile]:
+    """py-spy on every stage for `seconds` while the busiest level's load runs again: a
+    pass of its own, since sampling costs CPU the measured levels must not lose."""
+    stages = {s.name: s.process.pid for s in supervisor.services if s.process is not None}
+    stages.pop("ingest-0", None)  # idle while questions are asked
+    count = max(busiest.concurrency, int(busiest.qps * (seconds + 2)))
+    async with contextlib.AsyncExitStack() as stack:
+        attempt = await http_clients(stack, url, busiest.concurrency, client_mode)
+        profiler.start(stages, seconds)
+        await drive(attempt, busiest.concurrency, count, 120.0 + count * 0.25)
+    return profiler.collect()
 
 
 # --- the baseline: the same stage functions in one process -------------------------------
@@ -649,7 +660,8 @@ def results_section(report: dict[str, Any]) -> str:
     if report.get("profiles"):
         lines += [
             "",
-            "Where each stage's CPU went at the busiest level (py-spy, top five frames):",
+            "Where each stage's CPU goes under the busiest level's load (py-spy, in a pass of "
+            "its own after the measured levels; top five frames):",
             "",
         ]
         for profile in report["profiles"]:
@@ -851,29 +863,25 @@ def main(argv: list[str] | None = None) -> int:
         processes["bench"] = os.getpid()
         print("pipeline (HTTP → gateway → JetStream → 4 stages → core-NATS reply)")
         meter = CpuMeter(processes, POSTGRES_ONLY)
-        profiler = StageProfiler(home / "profiles")
         pipeline = run_async(
             bench_pipeline(
-                url,
-                levels,
-                args.warmup,
-                meter,
-                supervisor,
-                args.client,
-                profiler,
-                args.profile_seconds,
-                QueueDepths(nats),
+                url, levels, args.warmup, meter, supervisor, args.client, QueueDepths(nats)
             )
         )
         for result in pipeline:
             result.replicas = {stage.value: n for stage, n in replicas.items() if n != 1}
         memory = resident_mib(processes)
         print(f"\nresident memory (MiB): {memory}")
-        if args.profile_seconds > 0:
-            if profiler.unavailable:
-                print(f"no profile: {profiler.unavailable}")
-            profiles = profiler.collect()
-            print("\nwhere the stages spent their CPU at the busiest level (py-spy)")
+        profiler = StageProfiler(home / "profiles")
+        if args.profile_seconds > 0 and pipeline and profiler.unavailable:
+            print(f"no profile: {profiler.unavailable}")
+        elif args.profile_seconds > 0 and pipeline:
+            profiles = run_async(
+                profile_stages(
+                    url, pipeline[-1], supervisor, args.client, profiler, args.profile_seconds
+                )
+            )
+            print("\nwhere the stages spend their CPU under the busiest level's load (py-spy)")
             print_profiles(profiles)
 
         # The services are done: stop them so the baseline has the CPUs to itself.
