@@ -279,15 +279,80 @@ def print_level(result: LevelResult) -> None:
 
 async def ask(client: httpx.AsyncClient, question: str) -> str | None:
     response = await client.post("/v1/ask", json={"question": question})
-    if response.status_code != 200:
-        return f"HTTP {response.status_code}: {response.text[:300]}"
-    body = response.json()
+    body = response.json() if response.status_code == 200 else None
+    return answer_problem(response.status_code, body, response.text)
+
+
+def answer_problem(status: int, body: dict[str, Any] | None, text: str) -> str | None:
+    """What is wrong with one answer, or None for a validated answer."""
+    if status != 200 or body is None:
+        return f"HTTP {status}: {text[:300]}"
     validation = body.get("validation") or {}
     if not validation.get("passed"):
         return f"validation failed: {json.dumps(validation)[:300]}"
     if body.get("needs_clarification"):
         return f"asked for clarification: {body.get('answer', '')[:200]}"
     return None
+
+
+class KeepAliveConnection:
+    """One HTTP/1.1 keep-alive connection that POSTs questions and reads each answer by its
+    Content-Length: a client that costs the machine a fraction of httpx's CPU per request
+    (httpx spent 0.8-0.9 ms of the two cores' time per question at c=64, CPU the
+    pipeline being measured then did not have)."""
+
+    def __init__(self, url: str) -> None:
+        host, _, port = url.removeprefix("http://").partition(":")
+        self.host, self.port = host, int(port)
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def ask(self, question: str) -> str | None:
+        if self._writer is None or self._writer.is_closing():
+            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        assert self._reader is not None
+        body = json.dumps({"question": question}).encode()
+        self._writer.write(
+            b"POST /v1/ask HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        head = await self._reader.readuntil(b"\r\n\r\n")
+        status_line, *header_lines = head.decode("latin-1").split("\r\n")
+        headers = dict(
+            (name.strip().lower(), value.strip())
+            for name, _, value in (line.partition(":") for line in header_lines if line)
+        )
+        payload = await self._reader.readexactly(int(headers.get("content-length", "0")))
+        if headers.get("connection", "").lower() == "close":
+            self._writer.close()
+        status = int(status_line.split(" ", 2)[1])
+        try:
+            parsed = json.loads(payload)
+        except ValueError:
+            parsed = None
+        return answer_problem(status, parsed, payload.decode(errors="replace"))
+
+    async def aclose(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+def raw_attempt(connections: list[KeepAliveConnection]) -> Attempt:
+    """Each request borrows one of the workers' keep-alive connections."""
+    idle = collections.deque(connections)
+
+    async def attempt(question: str) -> str | None:
+        connection = idle.popleft()
+        try:
+            return await connection.ask(question)
+        except (OSError, asyncio.IncompleteReadError, ValueError) as error:
+            await connection.aclose()
+            connection._writer = None
+            return f"{type(error).__name__}: {error}"
+        finally:
+            idle.append(connection)
+
+    return attempt
 
 
 def http_attempt(client: httpx.AsyncClient) -> Attempt:
@@ -362,6 +427,11 @@ class QueueDepths:
 async def http_clients(
     stack: contextlib.AsyncExitStack, url: str, concurrency: int, client_mode: str
 ) -> Attempt:
+    if client_mode == "raw":
+        connections = [KeepAliveConnection(url) for _ in range(concurrency)]
+        for connection in connections:
+            stack.push_async_callback(connection.aclose)
+        return raw_attempt(connections)
     if client_mode == "shared":
         # One client whose pool holds a keep-alive connection per concurrent client.
         limits = httpx.Limits(
@@ -790,12 +860,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=50, help="unmeasured requests per level")
     parser.add_argument(
         "--client",
-        choices=("shared", "per-worker"),
+        choices=("raw", "shared", "per-worker"),
         # httpcore's shared pool spends CPU per pooled connection on every request
-        # (encode/httpcore#1035), which made the load generator the bottleneck at 64.
-        default="per-worker",
-        help="shared: one httpx.AsyncClient with a pool of N keep-alive connections; "
-        "per-worker: N one-connection clients (httpcore's pool costs CPU per connection)",
+        # (encode/httpcore#1035), which made the load generator the bottleneck at 64; even
+        # one-connection httpx clients cost 0.8-0.9 ms of CPU a question.
+        default="raw",
+        help="raw: N keep-alive connections of a minimal HTTP/1.1 client; shared: one "
+        "httpx.AsyncClient with a pool of N connections; per-worker: N one-connection "
+        "httpx clients",
     )
     parser.add_argument("--no-baseline", action="store_true", help="measure the pipeline only")
     parser.add_argument(
