@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from services.tools.holdings import describe_holdings
+from services.tools.metric_values import MetricValueCache
 from services.tools.sql import Fetcher
 from shared.contracts import Fact, FormulaInput, Source, ToolResult
 from shared.english import possessive
@@ -131,15 +132,22 @@ def source_for(row: Any) -> Source:
     )
 
 
-async def get_financial_metrics(db: Fetcher, args: GetFinancialMetricsArgs) -> ToolResult:
-    rows = await db.fetch(
-        FINANCIAL_METRICS_SQL,
+async def get_financial_metrics(
+    db: Fetcher, args: GetFinancialMetricsArgs, values: MetricValueCache | None = None
+) -> ToolResult:
+    """The figures asked for, from `values` (memory, kept current) when given."""
+    query = (
         args.symbols,
         args.metrics,
         args.period,
         args.fiscal_years,
         args.fiscal_quarters,
         args.last or 1,
+    )
+    rows: list[Any] = (
+        await values.rows(db, *query)
+        if values is not None
+        else await db.fetch(FINANCIAL_METRICS_SQL, *query)
     )
     facts: list[Fact] = []
     sources: dict[str, Source] = {}

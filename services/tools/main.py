@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 from services.tools.document_search import DocumentSearch
+from services.tools.metric_values import MetricValueCache
 from services.tools.runner import run_route
 from services.tools.settings import ToolsSettings
 from shared import subjects
@@ -27,9 +28,14 @@ async def build_handler(clients: StageClients) -> Handler:
     settings = clients.settings
     assert isinstance(settings, ToolsSettings)
     documents = document_search(settings)
+    # Figures from memory, emptied on every change (services/tools/metric_values.py).
+    metric_values = MetricValueCache(settings.database_url)
+    clients.cleanup.push_async_callback(metric_values.aclose)
 
     async def handle(envelope: Envelope[RouteDecided]) -> Forward:
-        completed = await run_route(pool, envelope.payload, documents, envelope.user_id)
+        completed = await run_route(
+            pool, envelope.payload, documents, envelope.user_id, metric_values
+        )
         return Forward(subjects.TOOLS_COMPLETED, envelope.carry(completed))
 
     return handle  # type: ignore[return-value]

@@ -11,6 +11,7 @@ from services.tools.document_search import DocumentSearch
 from services.tools.filings import get_recent_filings
 from services.tools.financial_metrics import get_financial_metrics
 from services.tools.metric_listing import list_metrics
+from services.tools.metric_values import MetricValueCache
 from services.tools.portfolio import UserBook, largest_holdings, run_portfolio_tool
 from services.tools.prices import get_prices
 from services.tools.sql import Fetcher
@@ -26,6 +27,7 @@ from shared.tool_schemas import (
     SEARCH_DOCUMENTS,
     SEARCH_HOLDINGS_DOCUMENTS,
     TOOL_ARGUMENTS,
+    GetFinancialMetricsArgs,
     SearchDocumentsArgs,
     SearchHoldingsDocumentsArgs,
 )
@@ -53,6 +55,7 @@ async def run_tool_call(
     documents: DocumentSearch | None = None,
     user_id: str = LOCAL_USER,
     user_book: UserBook | None = None,
+    metric_values: MetricValueCache | None = None,
 ) -> ToolResult:
     if not tool_allowed(intent, call.tool):
         return _refusal(
@@ -78,6 +81,9 @@ async def run_tool_call(
         if documents is not None:
             assert isinstance(args, SearchHoldingsDocumentsArgs)
             return await search_holdings_documents(db, args, documents, user_book)
+    if call.tool == GET_FINANCIAL_METRICS and metric_values is not None:
+        assert isinstance(args, GetFinancialMetricsArgs)
+        return await get_financial_metrics(db, args, metric_values)
     tool = TOOLS.get(call.tool)
     if tool is None:
         return _refusal(
@@ -123,12 +129,13 @@ async def run_route(
     route: RouteDecided,
     documents: DocumentSearch | None = None,
     user_id: str = LOCAL_USER,
+    metric_values: MetricValueCache | None = None,
 ) -> ToolsCompleted:
     """The route's tool calls, run for `user_id` (from the envelope the gateway stamped):
     a user's uploads are searched for that user only."""
     user_book = UserBook(db, user_id)  # type: ignore[arg-type]
     results = [
-        await run_tool_call(db, route.intent, call, documents, user_id, user_book)
+        await run_tool_call(db, route.intent, call, documents, user_id, user_book, metric_values)
         for call in route.tool_calls
     ]
     return ToolsCompleted(route=route, results=results)
