@@ -803,6 +803,28 @@ class AskResponse(BaseModel):
     # Template or model, and what a model cost.
     generation: Generation = Field(default_factory=Generation)
 
+    @classmethod
+    def of(
+        cls, request_id: str, conversation_id: str, trace_id: str | None, shown: AnswerValidated
+    ) -> AskResponse:
+        """The answer as POST /v1/ask returns it, from the validator's (already validated
+        field by field: built without validating again)."""
+        return cls.model_construct(
+            request_id=request_id,
+            conversation_id=conversation_id,
+            answer=shown.answer,
+            citations=shown.citations,
+            facts=shown.facts,
+            needs_clarification=shown.needs_clarification,
+            clarifying_question=shown.clarifying_question,
+            validation=shown.validation,
+            trace_id=trace_id,
+            route=shown.route,
+            chart=shown.chart,
+            suggestions=shown.suggestions,
+            generation=shown.generation,
+        )
+
 
 class ConversationSummary(BaseModel):
     """One conversation as GET /v1/conversations lists it."""

@@ -36,10 +36,15 @@ async def dead_letter_of(nc: NatsClient, request_id: str) -> DeadLetter:
 
 
 async def dead_lettered_question(
-    operator: NatsClient, owner_dsn: str, user_id: str, question: str
+    operator: NatsClient,
+    owner_dsn: str,
+    user_id: str,
+    question: str,
+    reply_to: str | None = None,
 ) -> DeadLetter:
     """`question`, saved for `user_id` ten minutes ago with a 30 s deadline (an outage held
-    it up), published to the router, which dead-letters it."""
+    it up), published to the router, which dead-letters it (`reply_to`: where the gateway
+    that asked it waits, for a test to hear the answer a replay brings)."""
     request_id, conversation_id = uuid.uuid4().hex, uuid.uuid4().hex
     asked_at = utc_now() - timedelta(seconds=600)
     deadline = asked_at + timedelta(seconds=30)
@@ -63,6 +68,7 @@ async def dead_lettered_question(
         user_id=user_id,
         deadline=deadline,
         created_at=asked_at,
+        reply_to=reply_to,
         payload=QuestionAsked(question=question),
     )
     await bus.Publisher(operator, operator.jetstream(), Stage.GATEWAY).publish(

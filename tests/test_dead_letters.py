@@ -9,7 +9,6 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,13 @@ import pytest
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
-from services.gateway.conversations import START_CONVERSATION_SQL
 from shared import bus, subjects
-from shared.contracts import AnswerValidated, Envelope, QuestionAsked, utc_now
+from shared.contracts import AnswerValidated, Envelope
 from shared.dead_letters import DeadLetter, list_dead_letters
 from shared.identity import LOCAL_USER
 from shared.nats_permissions import OPERATOR
 from shared.subjects import Stage
+from tests.dead_letters_made import dead_lettered_question
 from tests.helpers import run_finq, wait_until
 from tests.watched_finq import WatchedFinq, watched_finq
 
@@ -111,42 +110,19 @@ async def test_a_poison_message_is_listed_and_replayed_as_it_is_dead_lettered_ag
 async def test_a_question_dead_lettered_past_its_deadline_is_answered_once_replayed(
     pipeline: WatchedFinq, operator: NatsClient
 ) -> None:
-    request_id, conversation_id = uuid.uuid4().hex, uuid.uuid4().hex
-    question = "What was Apple revenue in fiscal 2023?"
     # Saved by a gateway long ago, and held up by an outage past its deadline plus the
     # retry budget (300 s): the router gives it up at once.
-    asked_at = utc_now() - timedelta(seconds=600)
-    deadline = asked_at + timedelta(seconds=30)
-    conn = await asyncpg.connect(pipeline.postgres.dsn)
-    try:
-        await conn.execute(
-            START_CONVERSATION_SQL,
-            request_id,
-            conversation_id,
-            LOCAL_USER,
-            question,
-            None,
-            deadline,
-            question,
-        )
-    finally:
-        await conn.close()
     replies: asyncio.Queue[Msg] = asyncio.Queue()
-    reply_subject = subjects.reply_subject(f"dead-letter-test-{request_id[:8]}")
+    reply_subject = subjects.reply_subject(f"dead-letter-test-{uuid.uuid4().hex[:8]}")
     await operator.subscribe(reply_subject, cb=replies.put)
-    envelope = Envelope[QuestionAsked](
-        request_id=request_id,
-        conversation_id=conversation_id,
-        user_id=LOCAL_USER,
-        deadline=deadline,
-        created_at=asked_at,
+    letter = await dead_lettered_question(
+        operator,
+        pipeline.postgres.dsn,
+        LOCAL_USER,
+        "What was Apple revenue in fiscal 2023?",
         reply_to=reply_subject,
-        payload=QuestionAsked(question=question),
     )
-    await bus.Publisher(operator, operator.jetstream(), Stage.GATEWAY).publish(
-        subjects.QUESTION_ASKED, envelope
-    )
-    letter = await dead_lettered(operator, request_id)
+    request_id = letter.request_id
     assert letter.reason == "the request's deadline and retry budget passed before it was done"
 
     # Given as FINQ_NATS_* this time, as on a machine whose broker `finq up` did not start.

@@ -890,18 +890,4 @@ async def wait_for_answer(
     payload = reply.payload
     if isinstance(payload, StageFailed):
         raise ApiError(502, payload.code, f"the {payload.stage} stage failed: {payload.message}")
-    return AskResponse.model_construct(
-        request_id=request_id,
-        conversation_id=envelope.conversation_id,
-        answer=payload.answer,
-        citations=payload.citations,
-        facts=payload.facts,
-        needs_clarification=payload.needs_clarification,
-        clarifying_question=payload.clarifying_question,
-        validation=payload.validation,
-        trace_id=trace_id,
-        route=payload.route,
-        chart=payload.chart,
-        suggestions=payload.suggestions,
-        generation=payload.generation,
-    )
+    return AskResponse.of(request_id, envelope.conversation_id, trace_id, payload)

@@ -185,19 +185,5 @@ def message_from_row(row: dict[str, Any], conversation_id: str) -> ConversationM
         shown = AnswerValidated.model_validate(body)
     except ValidationError:
         return message  # a body written by an older finq: the turn's text still shows
-    message.answer = AskResponse(
-        request_id=message.request_id,
-        conversation_id=conversation_id,
-        answer=shown.answer,
-        citations=shown.citations,
-        facts=shown.facts,
-        needs_clarification=shown.needs_clarification,
-        clarifying_question=shown.clarifying_question,
-        validation=shown.validation,
-        trace_id=trace_id,
-        route=shown.route,
-        chart=shown.chart,
-        suggestions=shown.suggestions,
-        generation=shown.generation,
-    )
+    message.answer = AskResponse.of(message.request_id, conversation_id, trace_id, shown)
     return message
