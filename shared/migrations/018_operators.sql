@@ -16,6 +16,19 @@ CREATE FUNCTION finq_acting_user_is_operator() RETURNS boolean
                          WHERE id = finq_acting_user() AND revoked_at IS NULL), false)
     $$;
 
+-- Raises insufficient_privilege unless the acting user is an operator: the first thing
+-- each function below does.
+CREATE FUNCTION finq_require_operator() RETURNS void
+    LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp
+    AS $$
+    BEGIN
+        IF NOT finq_acting_user_is_operator() THEN
+            RAISE EXCEPTION 'only an operator may read every user''s questions'
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+    END
+    $$;
+
 -- Questions of every user, for an operator: `kind` is 'failed' (validation did not pass),
 -- 'unanswerable' (out of scope, or a tool found no data for what was asked), or 'slowest'
 -- (by the time from the gateway's receipt to the answer), each newest first but 'slowest',
@@ -27,10 +40,7 @@ CREATE FUNCTION finq_operator_questions(kind text, since timestamptz, most integ
     LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp
     AS $$
     BEGIN
-        IF NOT finq_acting_user_is_operator() THEN
-            RAISE EXCEPTION 'only an operator may read every user''s questions'
-                USING ERRCODE = 'insufficient_privilege';
-        END IF;
+        PERFORM finq_require_operator();
         IF kind NOT IN ('failed', 'unanswerable', 'slowest') THEN
             RAISE EXCEPTION 'unknown kind %', kind USING ERRCODE = 'invalid_parameter_value';
         END IF;
@@ -69,10 +79,7 @@ CREATE FUNCTION finq_operator_question(wanted text)
     LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp
     AS $$
     BEGIN
-        IF NOT finq_acting_user_is_operator() THEN
-            RAISE EXCEPTION 'only an operator may read every user''s questions'
-                USING ERRCODE = 'insufficient_privilege';
-        END IF;
+        PERFORM finq_require_operator();
         RETURN QUERY
         SELECT q.request_id, q.conversation_id, q.user_id, q.question, q.created_at,
                EXISTS (SELECT 1 FROM answers a WHERE a.request_id = q.request_id)
@@ -81,5 +88,6 @@ CREATE FUNCTION finq_operator_question(wanted text)
     $$;
 
 REVOKE ALL ON FUNCTION finq_acting_user_is_operator() FROM PUBLIC;
+REVOKE ALL ON FUNCTION finq_require_operator() FROM PUBLIC;
 REVOKE ALL ON FUNCTION finq_operator_questions(text, timestamptz, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION finq_operator_question(text) FROM PUBLIC;
