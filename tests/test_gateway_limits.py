@@ -4,15 +4,18 @@ Retry-After; both as the API's JSON error body."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 
 import asyncpg
 import httpx
 import pytest
+from starlette.types import Receive, Scope, Send
 
-from services.gateway.limits import Admission, LoopLag, RateLimiter
+from services.gateway.limits import Admission, AdmissionGate, LoopLag, RateLimiter
 from shared.identity import add_user
 from tests.conftest import RunningFinq, another_gateway
+from tests.helpers import wait_until
 
 
 def test_a_user_gets_their_burst_then_one_request_per_refill_interval() -> None:
@@ -114,3 +117,34 @@ async def test_the_loop_lag_watch_measures_a_loop_that_stays_blocked() -> None:
     stopping.set()
     await watching
     assert lag.lag >= 0.05
+
+
+async def test_the_gate_refuses_a_question_past_the_limit_before_the_app_sees_it() -> None:
+    """A refusal costs no routing, no dependency and no body: the app is never called for
+    it, and the place of an admitted question is held until its response has been sent."""
+    admission = Admission(limit=1)
+    release = asyncio.Event()
+    reached: list[str] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        reached.append(scope["path"])
+        if scope["path"] == "/v1/ask":
+            await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    gate = AdmissionGate(app, lambda _: admission, frozenset({"/v1/ask"}), retry_after_seconds=1)
+    transport = httpx.ASGITransport(app=gate)
+    async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+        first = asyncio.create_task(client.post("/v1/ask", json={"question": "q"}))
+        await wait_until(lambda: admission.in_flight == 1)
+        refused = await client.post("/v1/ask", json={"question": "q"})
+        other = await client.get("/v1/conversations")  # not a question: never gated
+        release.set()
+        assert (await first).status_code == 200
+        again = await client.post("/v1/ask", json={"question": "q"})
+    assert refused.status_code == 503
+    assert refused.json()["code"] == "overloaded" and refused.headers["retry-after"] == "1"
+    assert other.status_code == 200 and again.status_code == 200
+    assert reached == ["/v1/ask", "/v1/conversations", "/v1/ask"]
+    assert admission.in_flight == 0

@@ -395,7 +395,7 @@ def methods_and_routes() -> Iterator[Hostile]:
             if method == allowed:
                 continue
             yield Hostile(f"{method} {path}", kind, method, path)
-    for path in ("/v2/ask", "/v1", "/admin", "/.env", "/v1/ask/extra", "/%2e%2e/etc/passwd"):
+    for path in ("/v2/ask", "/v1", "/wp-admin", "/.env", "/v1/ask/extra", "/%2e%2e/etc/passwd"):
         yield Hostile(f"GET {path}", kind, "GET", path)
     # A method HTTP does not have: the server's parser refuses it (a 400) before any route.
     yield Hostile("a method named FOO", kind, "FOO", "/v1/ask")

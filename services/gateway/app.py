@@ -21,6 +21,7 @@ from nats.aio.msg import Msg
 from opentelemetry.trace import SpanKind, use_span
 from pydantic import Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
 
 from services.gateway.admin import (
     DeadLetters,
@@ -46,7 +47,7 @@ from services.gateway.conversations import (
 )
 from services.gateway.failures import RETRY_AFTER_SECONDS, UnexpectedErrors
 from services.gateway.inputs import file_name_problem, question_problem
-from services.gateway.limits import Admission, BodyLimit, RateLimiter
+from services.gateway.limits import Admission, AdmissionGate, BodyLimit, RateLimiter
 from services.gateway.openapi import error_responses, finq_openapi
 from services.gateway.reconciler import Reconciler
 from services.gateway.request_log import read_request_log
@@ -227,6 +228,13 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.add_middleware(BodyLimit, limit_for=body_limit)
     # Outermost of ours: whatever fails inside (the body limit included) is a JSON answer.
     app.add_middleware(UnexpectedErrors)
+    # ...but a question past the in-flight limit is refused before all of it, cheaply.
+    app.add_middleware(
+        AdmissionGate,
+        admission_of=admission_of,
+        paths=frozenset({"/v1/ask", ASK_STREAM_PATH}),
+        retry_after_seconds=RETRY_AFTER_SECONDS,
+    )
     # ...counted and timed around all of it, with the status the client got; and /metrics.
     add_request_metrics(app)
 
@@ -361,11 +369,8 @@ def register_routes(app: FastAPI) -> None:
             kind=SpanKind.SERVER,
             attributes={"http.request.method": "POST", "http.route": "/v1/ask"},
         ):
-            enter_admission(deps)
-            try:
-                answer = await ask_question(deps, question, body.conversation_id, caller)
-            finally:
-                deps.admission.leave()
+            # Its place among the questions in flight was taken by AdmissionGate.
+            answer = await ask_question(deps, question, body.conversation_id, caller)
         # Already validated field by field; serialize once instead of re-validating.
         return Response(answer.model_dump_json(), media_type="application/json")
 
@@ -397,8 +402,8 @@ def register_routes(app: FastAPI) -> None:
             )
             held.callback(span.end)
             with use_span(span):
-                enter_admission(deps)
-                held.callback(deps.admission.leave)
+                # Its place among the questions in flight is held by AdmissionGate until the
+                # stream ends.
                 request_id = uuid.uuid4().hex
                 # Listening before the question is published: no event can come first.
                 events = await RequestEvents.subscribe(deps.nc, request_id)
@@ -765,15 +770,10 @@ def checked_question(body: AskRequest) -> str:
     return body.question.strip()
 
 
-def enter_admission(deps: GatewayDeps) -> None:
-    """Take a place among the questions in flight, or refuse with 503 at once."""
-    if not deps.admission.try_enter():
-        raise ApiError(
-            503,
-            "overloaded",
-            "finq is answering as many questions as it can; try again shortly",
-            {"Retry-After": str(RETRY_AFTER_SECONDS)},
-        )
+def admission_of(scope: Scope) -> Admission | None:
+    """The gateway's admission, once its lifespan has made it."""
+    deps: GatewayDeps | None = getattr(scope["app"].state, "deps", None)
+    return deps.admission if deps is not None else None
 
 
 async def ask_question(

@@ -33,6 +33,49 @@ def _json_error(status: int, code: str, message: str, *, close: bool) -> tuple[M
     return start, {"type": "http.response.body", "body": body}
 
 
+OVERLOADED_MESSAGE = "finq is answering as many questions as it can; try again shortly"
+
+
+class AdmissionGate:
+    """ASGI middleware taking a place among the questions in flight (`Admission`) for each
+    request to one of `paths`, and refusing at once with 503 `overloaded` and Retry-After
+    when there is none, before any routing, dependency or body is worked on: under
+    overload a refusal must cost the gateway far less than an answer, or refusing becomes
+    the work that saturates it (bench/overload.py at eight times capacity). The place is
+    held until the response is sent, a stream's to its end."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        admission_of: Callable[[Scope], Admission | None],
+        paths: frozenset[str],
+        retry_after_seconds: int,
+    ) -> None:
+        self.app = app
+        self.admission_of = admission_of
+        self.paths = paths
+        start, body = _json_error(503, "overloaded", OVERLOADED_MESSAGE, close=False)
+        start["headers"].append((b"retry-after", str(retry_after_seconds).encode()))
+        self.refusal = (start, body)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] not in self.paths:
+            await self.app(scope, receive, send)
+            return
+        admission = self.admission_of(scope)
+        if admission is None:  # not started yet: the app answers 503 itself
+            await self.app(scope, receive, send)
+            return
+        if not admission.try_enter():
+            for message in self.refusal:
+                await send(message)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            admission.leave()
+
+
 class BodyLimit:
     """ASGI middleware refusing a request body past the bytes `limit_for(path)` gives with
     413 and the error code it gives."""
