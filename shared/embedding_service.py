@@ -232,13 +232,7 @@ class RemoteEmbedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         parts = [await self._request(batch) for batch in self._batches(texts)]
-        vectors = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        if vectors.shape[1] != self.dimensions:
-            raise EmbeddingRequestRefused(
-                f"the embedding service answered {vectors.shape[1]} dimensions, "
-                f"not {self.dimensions}"
-            )
-        return vectors
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     async def wait_until_serving(self, patience_cap_seconds: float = 5.0) -> None:
         """Return once an embedding server answers, asking again with backoff until then."""
@@ -299,7 +293,13 @@ class RemoteEmbedder:
         if waiting is None or waiting.done():
             return  # its requester gave up waiting
         try:
-            waiting.set_result(read_answer((msg.headers or {}).get(ANSWER_HEADER), msg.data))
+            vectors = read_answer((msg.headers or {}).get(ANSWER_HEADER), msg.data)
+            if vectors.shape[1] != self.dimensions:
+                raise EmbeddingRequestRefused(
+                    f"the embedding service answered {vectors.shape[1]} dimensions, "
+                    f"not {self.dimensions}: it holds another model than {self.name}"
+                )
+            waiting.set_result(vectors)
         except (EmbeddingRequestRefused, EmbeddingServiceUnavailable, ValidationError) as error:
             waiting.set_exception(error)
 
