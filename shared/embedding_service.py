@@ -43,6 +43,9 @@ T = TypeVar("T")
 
 # The header that carries what an answer is; its body is the vectors, when there are any.
 ANSWER_HEADER = "Finq-Embedding"
+# How nats-server says, on the reply subject, that no one subscribes to a request's subject.
+STATUS_HEADER = "Status"
+NO_RESPONDERS_STATUS = "503"
 # Bounds on one request, so that no requester can hold the model for long or send a
 # message past the broker's max_payload (1 MB by default). A client splits its texts into
 # requests within them.
@@ -292,8 +295,18 @@ class RemoteEmbedder:
         waiting = self._waiting.get(token)
         if waiting is None or waiting.done():
             return  # its requester gave up waiting
+        headers = msg.headers or {}
+        if headers.get(STATUS_HEADER) == NO_RESPONDERS_STATUS:
+            # nats-server's own answer when no one is subscribed to the request subject.
+            waiting.set_exception(
+                EmbeddingServiceUnavailable(
+                    f"no embedding server is subscribed to {subjects.EMBED} "
+                    "(is the ingest stage up?)"
+                )
+            )
+            return
         try:
-            vectors = read_answer((msg.headers or {}).get(ANSWER_HEADER), msg.data)
+            vectors = read_answer(headers.get(ANSWER_HEADER), msg.data)
             if vectors.shape[1] != self.dimensions:
                 raise EmbeddingRequestRefused(
                     f"the embedding service answered {vectors.shape[1]} dimensions, "
@@ -351,21 +364,26 @@ class CachedEmbedder:
         self.add(texts, await remote.encode(texts))
 
 
-# Routing a question asks for the question's own texts (metric phrases, then the question
-# for the classifier): a few rounds at most.
-FETCH_ROUNDS = 4
+# Routing a question asks for the question's own texts one at a time, as each is reached:
+# a metric phrase, its pieces when it matched nothing whole, then the question itself for
+# the classifier. A round trip each (a few ms for a short text); past these, it fails.
+FETCH_ROUNDS = 8
 
 
 async def until_embedded(
     compute: Callable[[], Awaitable[T]],
     fetch: Callable[[Sequence[str]], Awaitable[None]],
+    likely: Sequence[str] = (),
     rounds: int = FETCH_ROUNDS,
 ) -> T:
     """What `compute` returns once `fetch` has brought every text it raised
-    EmbeddingsNeeded for; `compute` must be deterministic, since it runs again."""
+    EmbeddingsNeeded for; `compute` must be deterministic, since it runs again. `likely`
+    texts, when any is needed, go with the first fetch (a round trip saved)."""
+    extra = list(likely)
     for _ in range(rounds - 1):
         try:
             return await compute()
         except EmbeddingsNeeded as needed:
-            await fetch(needed.texts)
+            await fetch(list(dict.fromkeys([*needed.texts, *extra])))
+            extra = []
     return await compute()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import asyncpg
@@ -112,9 +112,9 @@ async def load_embeddings(
 
 
 async def load_resolver(
-    db: Database, settings: RouterSettings, embeddings: RouterEmbeddings | None
+    learned: Mapping[str, str], settings: RouterSettings, embeddings: RouterEmbeddings | None
 ) -> MetricResolver:
-    learned = await load_learned_aliases(db)
+    """The catalog's resolver with the aliases learned so far."""
     if not settings.router_metric_embeddings:
         embeddings = None
     if embeddings is None or embeddings.remote is None:
@@ -186,7 +186,8 @@ async def build_handler(clients: StageClients) -> Handler:
     assert isinstance(settings, RouterSettings)
     directory = await load_directory(pool)
     embeddings = await load_embeddings(clients, settings)
-    finder = metric_finder(directory, await load_resolver(pool, settings, embeddings))
+    learned = await load_learned_aliases(pool)
+    finder = metric_finder(directory, await load_resolver(learned, settings, embeddings))
     selector = None
     if settings.llm_configured:
         client = AsyncOpenAI(

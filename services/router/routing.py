@@ -160,7 +160,9 @@ class Router:
             async def decide() -> tuple[RouteDecided, bool]:
                 return self._decide(asked)
 
-            route, unsure = await until_embedded(decide, self.fetch_embeddings)
+            # The classifier embeds the question as asked, when the rules are unsure.
+            likely = [asked.question] if self.classifier is not None else []
+            route, unsure = await until_embedded(decide, self.fetch_embeddings, likely)
         if unsure and self.selector is not None and budget.left > 0:
             chosen = await self.selector.select(
                 asked.question, asked.history, route.understood, budget
