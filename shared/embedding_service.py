@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from shared import subjects
 from shared.embeddings import Embedder
-from shared.outages import TransientError
+from shared.outages import TransientError, is_transient
 
 log = structlog.get_logger("finq.embedding_service")
 T = TypeVar("T")
@@ -244,7 +244,9 @@ class RemoteEmbedder:
             try:
                 await self.encode(["ready"])
                 return
-            except EmbeddingServiceUnavailable as error:
+            except Exception as error:
+                if not is_transient(error):
+                    raise
                 log.info(
                     "waiting for the ingest stage to serve embeddings",
                     subject=subjects.EMBED,

@@ -5,12 +5,14 @@ remote path as it does with a local model, and the tools search documents throug
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 
 import asyncpg
 import numpy as np
 import pytest
 from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
 
 from services.control.servers import NatsServer, free_port
 from services.router.intent_classifier import ARTIFACTS_DIR, IntentClassifier
@@ -19,7 +21,7 @@ from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
 from services.router.settings import RouterSettings
 from services.tools.document_search import DocumentSearch
-from shared import bus
+from shared import bus, subjects
 from shared.contracts import QuestionAsked
 from shared.db import create_pool
 from shared.embedding_service import (
@@ -145,6 +147,35 @@ async def test_with_no_ingest_stage_up_a_request_fails_as_worth_retrying(
             await remote.encode(["debt load"])
         assert is_transient(failed.value)
     finally:
+        await remote.close()
+        await nc.close()
+
+
+async def test_a_requester_waiting_for_the_ingest_stage_goes_on_once_it_serves(
+    nats_server: NatsServer, ingest_nc: NatsClient, minilm: MiniLMEmbedder
+) -> None:
+    nc, remote = await remote_for(nats_server, Stage.ROUTER, patience=1)
+    server = EmbeddingServer(ingest_nc, minilm)
+    waiting: asyncio.Task[None] | None = None
+    try:
+        asked = asyncio.Event()
+
+        async def hear(_: Msg) -> None:
+            asked.set()
+
+        # The ingest stage's connection hears it ask, but nothing answers yet.
+        await ingest_nc.subscribe(subjects.EMBED, cb=hear)
+        await ingest_nc.flush()
+        waiting = asyncio.create_task(remote.wait_until_serving(patience_cap_seconds=0.5))
+        await asyncio.wait_for(asked.wait(), 10)
+        assert not waiting.done()
+
+        await server.start()
+        await asyncio.wait_for(waiting, 10)
+    finally:
+        if waiting is not None and not waiting.done():
+            waiting.cancel()
+        await server.close()
         await remote.close()
         await nc.close()
 

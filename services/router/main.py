@@ -1,5 +1,12 @@
 """Router wiring: load the company directory and the metric resolver once, then route each
-question and keep the alias log."""
+question and keep the alias log.
+
+The router holds no embedding model (with the default FINQ_EMBEDDING_PROVIDER=minilm): the
+ingest stage encodes for it (shared/embedding_service.py). It starts once an ingest replica
+answers, with the catalog's vectors fetched; afterwards, while no ingest replica is up, a
+question that needs an embedding (the classifier, a paraphrased metric name) fails as
+transient and the bus retries it within its deadline, and one the rules decide alone (most
+figure questions) is routed as ever."""
 
 from __future__ import annotations
 
