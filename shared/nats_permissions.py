@@ -12,6 +12,9 @@ What the table guarantees:
   gateway subscribes to them (no stage reads what another decided);
 - each stage publishes its own outputs, its own dead letters and failure notices, and
   acks only messages of its own durable consumer;
+- only the ingest stage (which holds the embedding model) answers embedding requests, and
+  only under `finq.v2.embedded.>`; only the router and the tools ask (`finq.v2.embed`), and
+  each hears answers addressed to its own stage only;
 - each user subscribes to its own inbox only (`_INBOX.<user>.>`, the prefix
   `shared.bus.connect` gives the client), so no stage reads another's pulled messages or
   API replies; and no stage publishes into an inbox, so none can push a forged message
@@ -37,6 +40,10 @@ from dataclasses import dataclass
 from shared.subjects import (
     ALL_SUBJECTS,
     DEAD_LETTER_STREAM,
+    EMBED,
+    EMBEDDED_PREFIX,
+    EMBEDDING_REQUESTERS,
+    EMBEDDING_SERVER,
     FAILURE_PREFIX,
     JS_STREAM_NAMES,
     REPLY_PREFIX,
@@ -49,6 +56,7 @@ from shared.subjects import (
     ack_subjects,
     consumer_api,
     dead_letter_subject,
+    embedded_replies_of,
     everything_under,
     inbox_prefix,
     pull_subject,
@@ -111,6 +119,13 @@ def permission_table() -> dict[str, Permissions]:
             publish.extend(_consuming(stage))
         if stage is Stage.VALIDATOR:
             publish.append(everything_under(REPLY_PREFIX))
+        if stage is EMBEDDING_SERVER:
+            # Embedding requests, and answers on the requesters' own subjects, never inboxes.
+            subscribe.append(EMBED)
+            publish.append(everything_under(EMBEDDED_PREFIX))
+        if stage in EMBEDDING_REQUESTERS:
+            publish.append(EMBED)
+            subscribe.append(embedded_replies_of(stage))
         if stage in STAGE_EVENT_STAGES:
             # Its own events only: the subject's last token is the stage that told it.
             publish.append(stage_events_of(stage))

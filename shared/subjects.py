@@ -128,6 +128,40 @@ def everything_under(prefix: str) -> str:
     return f"{prefix}.{ALL_SUBJECTS}"
 
 
+# Embeddings on request (shared/embedding_service.py): the ingest stage holds the one
+# embedding model and encodes texts for the router and the tools over core NATS, outside
+# the streams (a vector is as ephemeral as the question that wanted it). Requests go to
+# EMBED, where the ingest replicas share them in EMBED_QUEUE; each answer goes to the
+# requester's own subject under EMBEDDED_PREFIX, never into its `_INBOX` (no stage may
+# publish into an inbox: shared/nats_permissions.py).
+EMBED = f"{PREFIX}.embed"
+EMBED_QUEUE = f"finq-{VERSION}-embedders"
+EMBEDDED_PREFIX = f"{PREFIX}.embedded"
+# The stages that ask for embeddings; the ingest stage answers them.
+EMBEDDING_REQUESTERS: tuple[Stage, ...] = (Stage.ROUTER, Stage.TOOLS)
+EMBEDDING_SERVER = Stage.INGEST
+
+
+def embedded_subject(stage: Stage, instance: str, token: str) -> str:
+    """Where one embedding request of one stage's instance is answered."""
+    for part in (instance, token):
+        if not is_subject_token(part):
+            raise ValueError(f"cannot be a subject token: {part!r}")
+    return f"{EMBEDDED_PREFIX}.{stage.value}.{instance}.{token}"
+
+
+def embedded_replies(stage: Stage, instance: str) -> str:
+    """Every answer to one instance's embedding requests: what it subscribes to, once."""
+    if not is_subject_token(instance):
+        raise ValueError(f"an instance that cannot be a subject token: {instance!r}")
+    return f"{EMBEDDED_PREFIX}.{stage.value}.{instance}.*"
+
+
+def embedded_replies_of(stage: Stage) -> str:
+    """Every answer to any instance of `stage`: what that stage may subscribe to."""
+    return f"{EMBEDDED_PREFIX}.{stage.value}.*.*"
+
+
 def dead_letter_subject(stage: Stage) -> str:
     return f"{DEAD_LETTER_PREFIX}.{stage.value}"
 

@@ -226,6 +226,55 @@ async def test_a_stage_cannot_listen_to_another_stages_inbox_or_a_gateways_repli
     assert await router.refusal() == ("publish", validator_inbox.lower())
 
 
+@pytest.mark.parametrize("requester", subjects.EMBEDDING_REQUESTERS)
+async def test_only_the_ingest_stage_answers_an_embedding_request_and_never_into_an_inbox(
+    connect_as: ConnectAs, requester: Stage
+) -> None:
+    asking = await connect_as(requester)
+    answers = await listen(asking, subjects.embedded_replies(requester, "i1"))
+    ingest = await connect_as(Stage.INGEST)
+    requests = await listen(ingest, subjects.EMBED)
+
+    answer_to = subjects.embedded_subject(requester, "i1", "t1")
+    await asking.nc.publish(subjects.EMBED, b"{}", reply=answer_to)
+    assert (await asyncio.wait_for(requests.get(), DEADLINE_SECONDS)).reply == answer_to
+
+    # No other stage can forge an answer, and the ingest stage cannot push into an inbox.
+    for forger in (Stage.TOOLS if requester is Stage.ROUTER else Stage.ROUTER, Stage.ANSWERER):
+        forging = await connect_as(forger)
+        await forging.nc.publish(answer_to, b"forged vectors")
+        assert await forging.refusal() == ("publish", answer_to)
+    inbox = f"{subjects.inbox_prefix(requester)}.embedded"
+    await ingest.nc.publish(inbox, b"vectors")
+    assert await ingest.refusal() == ("publish", inbox.lower())
+
+    await ingest.nc.publish(answer_to, b"the vectors")
+    first = await asyncio.wait_for(answers.get(), DEADLINE_SECONDS)
+    assert first.data == b"the vectors"
+    assert answers.empty()
+
+
+@pytest.mark.parametrize("asker", [Stage.GATEWAY, Stage.ANSWERER, Stage.VALIDATOR])
+async def test_only_the_router_and_the_tools_may_ask_for_embeddings(
+    connect_as: ConnectAs, asker: Stage
+) -> None:
+    asking = await connect_as(asker)
+    await asking.nc.publish(subjects.EMBED, b"{}")
+    assert await asking.refusal() == ("publish", subjects.EMBED)
+
+
+async def test_a_stage_cannot_hear_another_stages_embedding_answers(
+    connect_as: ConnectAs,
+) -> None:
+    tools = await connect_as(Stage.TOOLS)
+    routers_answers = subjects.embedded_replies(Stage.ROUTER, "i1")
+    await tools.nc.subscribe(routers_answers)
+    assert await tools.refusal() == ("subscription", routers_answers.lower())
+    # Nor take the ingest stage's requests from it.
+    await tools.nc.subscribe(subjects.EMBED)
+    assert await tools.refusal() == ("subscription", subjects.EMBED)
+
+
 async def test_a_stage_that_gives_up_dead_letters_and_tells_the_gateway_on_its_failure_subject(
     connect_as: ConnectAs,
 ) -> None:
@@ -302,13 +351,15 @@ async def test_a_stage_tells_its_own_events_only_and_only_the_gateway_hears_them
 
 def published_subjects() -> list[str]:
     """Everything some stage publishes to: stage subjects, replies, failures, dead letters,
-    stage events."""
+    stage events, embedding requests and answers."""
     return [
         *subjects.STAGE_SUBJECTS,
         subjects.reply_subject(GATEWAY_INSTANCE),
         subjects.failure_subject(GATEWAY_INSTANCE),
         *(subjects.dead_letter_subject(consumer) for consumer in subjects.STAGE_INPUT),
         *(subjects.stage_event_subject("r-permissions", stage) for stage in Stage),
+        subjects.EMBED,
+        *(subjects.embedded_subject(s, "i1", "t1") for s in subjects.EMBEDDING_REQUESTERS),
     ]
 
 
@@ -380,6 +431,20 @@ def test_the_table_covers_every_subject_a_stage_publishes() -> None:
         expected = {stage, OPERATOR} if stage in subjects.STAGE_EVENT_STAGES else {OPERATOR}
         assert tellers == expected, stage
         assert {user for user in USERS if may_subscribe(user, event)} == {Stage.GATEWAY, OPERATOR}
+    # Embeddings: the router and the tools ask, the ingest stage answers on their subjects.
+    assert {user for user in USERS if may_publish(user, subjects.EMBED)} == {
+        Stage.ROUTER,
+        Stage.TOOLS,
+        OPERATOR,
+    }
+    assert {user for user in USERS if may_subscribe(user, subjects.EMBED)} == {
+        Stage.INGEST,
+        OPERATOR,
+    }
+    for requester in subjects.EMBEDDING_REQUESTERS:
+        answer = subjects.embedded_subject(requester, "i1", "t1")
+        assert {user for user in USERS if may_publish(user, answer)} == {Stage.INGEST, OPERATOR}
+        assert {user for user in USERS if may_subscribe(user, answer)} == {requester, OPERATOR}
     # A failure notice from a stage reaches the gateway that waits for the request.
     assert subjects.failure_subject_for(reply) == failure
     assert set(permission_table()) == set(USERS)

@@ -1,6 +1,8 @@
 """The ingest stage: reads each uploaded document (finq.v2.document.uploaded) the gateway
 stored, parses it in a child process with limits, chunks, embeds and stores it, acting for
-the uploader, and records status and progress on the document's row.
+the uploader, and records status and progress on the document's row. It is also the one
+process that holds the embedding model: it encodes texts for the router and the tools on
+request (shared/embedding_service.py), so they stay small.
 
 Every outcome ends on the row: `ready`, or `failed` with a reason said of the file (a
 parser that timed out, ran out of memory or crashed; a file that is not what its name
@@ -28,6 +30,7 @@ from shared import subjects
 from shared.bus import Done, Handler, PoisonReporter
 from shared.contracts import DocumentUploaded, Envelope
 from shared.db import UserScope, acting_as
+from shared.embedding_service import EmbeddingServer
 from shared.embeddings import Embedder, load_embedder
 from shared.metrics import INGEST_JOBS
 from shared.runtime import StageClients, run, serve_stage
@@ -147,7 +150,12 @@ async def build_handler(clients: StageClients) -> Handler:
     assert isinstance(settings, IngestSettings) and clients.pool is not None
     pool = clients.pool
     # Loaded before the stage pulls work: the stage is ready when it can embed.
-    reading = reading_of(settings, await asyncio.to_thread(load_embedder, settings))
+    embedder = await asyncio.to_thread(load_embedder, settings)
+    reading = reading_of(settings, embedder)
+    # The one process that holds the model: it encodes for the router and the tools too.
+    server = EmbeddingServer(clients.nc, embedder)
+    await server.start()
+    clients.cleanup.push_async_callback(server.close)
 
     async def handle(envelope: Envelope[DocumentUploaded]) -> Done:
         outcome = await read_upload(pool, reading, envelope)

@@ -4,8 +4,9 @@ the bundled MiniLM sentence embeddings, loaded once at router start.
 MiniLM was chosen over word and character n-grams by measurement on templates held out of
 training (README, "Router classifier"): 78-80% against 54-62%, since an embedding knows
 that "paperwork" and "filings" are near and n-grams only know the words they saw. The
-router already loads MiniLM for metric names, so the classifier adds ~10 ms per question it
-is asked about (only those rules are unsure of) and no load time of its own.
+router already embeds with MiniLM for metric names (the ingest stage holds the model and
+encodes on request: shared/embedding_service.py), so the classifier adds ~10 ms per question
+it is asked about (only those rules are unsure of) and no load time of its own.
 
 Artifacts are plain data, never pickles: `model.json` (classes, coefficients, intercepts,
 the embedding model's name and dimension) and `metadata.json` (seed, sizes, accuracy).

@@ -1,9 +1,19 @@
 """Router wiring: load the company directory and the metric resolver once, then route each
-question and keep the alias log."""
+question and keep the alias log.
+
+The router holds no embedding model (with the default FINQ_EMBEDDING_PROVIDER=minilm): the
+ingest stage encodes for it (shared/embedding_service.py). It starts once an ingest replica
+answers, with the catalog's vectors fetched; afterwards, while no ingest replica is up, a
+question that needs an embedding (the classifier, a paraphrased metric name) fails as
+transient and the bus retries it within its deadline, and one the rules decide alone (most
+figure questions) is routed as ever."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import asyncpg
 import structlog
@@ -26,7 +36,8 @@ from services.router.settings import RouterSettings
 from shared import subjects
 from shared.bus import Forward, Handler
 from shared.contracts import Envelope, ModelCallBudget, QuestionAsked, RouteDecided
-from shared.embeddings import MiniLMEmbedder
+from shared.embedding_service import CachedEmbedder, RemoteEmbedder, until_embedded
+from shared.embeddings import MINILM_DIMENSIONS, Embedder, MiniLMEmbedder
 from shared.metric_aliases import (
     Database,
     confirm_exact_uses,
@@ -68,37 +79,83 @@ async def load_directory(pool: asyncpg.Pool) -> CompanyDirectory:
     )
 
 
-async def load_embedder(settings: RouterSettings) -> MiniLMEmbedder | None:
+@dataclass(frozen=True)
+class RouterEmbeddings:
+    """What the classifier and the metric resolver encode with: a local MiniLM, or (the
+    default) a cache of vectors the ingest stage served, filled by `fetch`."""
+
+    embedder: Embedder
+    remote: RemoteEmbedder | None = None
+
+    async def fetch(self, texts: Sequence[str]) -> None:
+        assert self.remote is not None and isinstance(self.embedder, CachedEmbedder)
+        await self.embedder.fetch(texts, self.remote)
+
+
+async def load_embeddings(
+    clients: StageClients, settings: RouterSettings
+) -> RouterEmbeddings | None:
     if not (settings.router_metric_embeddings or settings.router_classifier_enabled):
         return None
-    # Loading torch and the model takes seconds: off the event loop.
-    return await asyncio.to_thread(MiniLMEmbedder.load)
+    if settings.embedding_provider != "minilm":
+        # The classifier was trained on MiniLM's vectors, which an ingest stage embedding
+        # with another provider does not hold. Loading torch takes seconds: off the loop.
+        return RouterEmbeddings(await asyncio.to_thread(MiniLMEmbedder.load))
+    remote = RemoteEmbedder(
+        clients.nc,
+        subjects.Stage.ROUTER,
+        name=MiniLMEmbedder.name,
+        dimensions=MINILM_DIMENSIONS,
+        timeout_seconds=settings.router_embedding_timeout_seconds,
+    )
+    await remote.start()
+    clients.cleanup.push_async_callback(remote.close)
+    # The router is ready once it can embed: the catalog's vectors come first.
+    await remote.wait_until_serving()
+    cache = CachedEmbedder(
+        MiniLMEmbedder.name, MINILM_DIMENSIONS, capacity=settings.router_embedding_cache_size
+    )
+    return RouterEmbeddings(cache, remote)
 
 
 async def load_resolver(
-    db: Database, settings: RouterSettings, embedder: MiniLMEmbedder | None
+    learned: Mapping[str, str], settings: RouterSettings, embeddings: RouterEmbeddings | None
 ) -> MetricResolver:
-    learned = await load_learned_aliases(db)
+    """The catalog's resolver with the aliases learned so far."""
     if not settings.router_metric_embeddings:
-        embedder = None
-    resolver = await asyncio.to_thread(MetricResolver.from_catalog, embedder, learned)
+        embeddings = None
+    if embeddings is None or embeddings.remote is None:
+        embedder = embeddings.embedder if embeddings is not None else None
+        resolver = await asyncio.to_thread(MetricResolver.from_catalog, embedder, learned)
+    else:
+        # The catalog's ~1,000 phrases are fetched once into a cache of their own (the
+        # resolver keeps their vectors); the question cache serves what questions ask.
+        remote = embeddings.remote
+        catalog = CachedEmbedder(remote.name, remote.dimensions, capacity=None)
+
+        async def build() -> MetricResolver:
+            return await asyncio.to_thread(MetricResolver.from_catalog, catalog, learned)
+
+        resolver = await until_embedded(build, functools.partial(catalog.fetch, remote=remote))
+        resolver.embedder = embeddings.embedder
     resolver.embedding_threshold = settings.router_embedding_threshold
     resolver.embedding_min_lead = settings.router_embedding_min_lead
     log.info(
         "metric resolver ready",
         phrases=len(resolver.phrases),
         learned=len(learned),
-        embeddings=embedder is not None,
+        embeddings=embeddings is not None,
+        served_by_ingest=embeddings is not None and embeddings.remote is not None,
     )
     return resolver
 
 
 def load_classifier(
-    settings: RouterSettings, embedder: MiniLMEmbedder | None
+    settings: RouterSettings, embeddings: RouterEmbeddings | None
 ) -> IntentClassifier | None:
-    if not settings.router_classifier_enabled or embedder is None:
+    if not settings.router_classifier_enabled or embeddings is None:
         return None
-    classifier = IntentClassifier.load(CLASSIFIER_ARTIFACTS, embedder)
+    classifier = IntentClassifier.load(CLASSIFIER_ARTIFACTS, embeddings.embedder)
     log.info("intent classifier ready", artifacts=str(CLASSIFIER_ARTIFACTS))
     return classifier
 
@@ -135,8 +192,9 @@ async def build_handler(clients: StageClients) -> Handler:
     settings = clients.settings
     assert isinstance(settings, RouterSettings)
     directory = await load_directory(pool)
-    embedder = await load_embedder(settings)
-    finder = metric_finder(directory, await load_resolver(pool, settings, embedder))
+    embeddings = await load_embeddings(clients, settings)
+    learned = await load_learned_aliases(pool)
+    finder = metric_finder(directory, await load_resolver(learned, settings, embeddings))
     selector = None
     if settings.llm_configured:
         client = AsyncOpenAI(
@@ -151,7 +209,7 @@ async def build_handler(clients: StageClients) -> Handler:
     router = Router(
         directory,
         finder,
-        classifier=load_classifier(settings, embedder),
+        classifier=load_classifier(settings, embeddings),
         selector=selector,
         thresholds=RuleThresholds(
             settings.router_rules_min_score, settings.router_rules_min_margin
@@ -159,6 +217,9 @@ async def build_handler(clients: StageClients) -> Handler:
         classifier_threshold=settings.router_classifier_threshold,
         classifier_min_margin=settings.router_classifier_min_margin,
         classifier_override=settings.router_classifier_override,
+        fetch_embeddings=(
+            embeddings.fetch if embeddings is not None and embeddings.remote is not None else None
+        ),
     )
 
     async def handle(envelope: Envelope[QuestionAsked]) -> Forward:

@@ -4,7 +4,7 @@ rules are unsure, the LLM when both are unsure and one is configured; then the p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,6 +31,7 @@ from shared.contracts import (
     RouteLayer,
     Understood,
 )
+from shared.embedding_service import until_embedded
 from shared.intents import tool_allowed
 
 log = structlog.get_logger()
@@ -128,14 +129,13 @@ class Router:
     classifier_threshold: float = 0.6
     classifier_min_margin: float = 0.2
     classifier_override: float = 0.9
+    # With embeddings served by the ingest stage (services/router/main.py), the classifier
+    # and resolver embed through a cache that raises EmbeddingsNeeded for texts it lacks:
+    # this fetches them, and the (deterministic) routing runs again. None: a local model.
+    fetch_embeddings: Callable[[Sequence[str]], Awaitable[None]] | None = None
 
-    async def route(
-        self, asked: QuestionAsked, budget: ModelCallBudget | None = None
-    ) -> RouteDecided:
-        """The route of the rules and the classifier, or the model's when they are unsure
-        and `budget` (by default the selector's tries) leaves a model call."""
-        budget = budget or ModelCallBudget(SELECTOR_TRIES)
-        route, unsure = decide_route(
+    def _decide(self, asked: QuestionAsked) -> tuple[RouteDecided, bool]:
+        return decide_route(
             asked.question,
             self.directory,
             self.finder,
@@ -146,6 +146,23 @@ class Router:
             self.classifier_min_margin,
             self.classifier_override,
         )
+
+    async def route(
+        self, asked: QuestionAsked, budget: ModelCallBudget | None = None
+    ) -> RouteDecided:
+        """The route of the rules and the classifier, or the model's when they are unsure
+        and `budget` (by default the selector's tries) leaves a model call."""
+        budget = budget or ModelCallBudget(SELECTOR_TRIES)
+        if self.fetch_embeddings is None:
+            route, unsure = self._decide(asked)
+        else:
+
+            async def decide() -> tuple[RouteDecided, bool]:
+                return self._decide(asked)
+
+            # The classifier embeds the question as asked, when the rules are unsure.
+            likely = [asked.question] if self.classifier is not None else []
+            route, unsure = await until_embedded(decide, self.fetch_embeddings, likely)
         if unsure and self.selector is not None and budget.left > 0:
             chosen = await self.selector.select(
                 asked.question, asked.history, route.understood, budget

@@ -3,18 +3,26 @@ from __future__ import annotations
 from pydantic import Field
 
 from shared import metric_resolver
+from shared.embeddings import EmbeddingSettings
 from shared.settings import OpenAISettings, StageSettings, metrics_port_setting
 
 
-class RouterSettings(StageSettings, OpenAISettings):
+class RouterSettings(StageSettings, OpenAISettings, EmbeddingSettings):
     """FINQ_ROUTER_* variables the router reads (see shared.settings for the common ones)."""
 
     # FINQ_ROUTER_METRICS_PORT, else FINQ_METRICS_PORT; 0 (the default): no /metrics.
     metrics_port: int = metrics_port_setting("router")
 
-    # The MiniLM fallback for paraphrased metric names. Loading it costs the router a few
-    # seconds at start and about 300 MB; without it, misspelt names still resolve (fuzzy).
+    # The MiniLM fallback for paraphrased metric names; without it, misspelt names still
+    # resolve (fuzzy). With FINQ_EMBEDDING_PROVIDER=minilm (the default) the ingest stage
+    # holds the model and encodes for the router (shared/embedding_service.py); with
+    # `openai` the router loads MiniLM itself (~450 MB), since its classifier was trained on
+    # MiniLM's vectors and the ingest stage then holds none.
     router_metric_embeddings: bool = True
+    # How long one embedding request waits for the ingest stage before the question is
+    # retried later (a transient failure), and how many question texts' vectors are kept.
+    router_embedding_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
+    router_embedding_cache_size: int = Field(default=4096, ge=16)
     router_embedding_threshold: float = Field(
         default=metric_resolver.EMBEDDING_THRESHOLD, ge=0, le=1
     )

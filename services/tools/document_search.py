@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from shared.contracts import Passage, Source, ToolResult
 from shared.db import ACT_AS_SQL
@@ -437,21 +440,34 @@ async def _connection(db: Any) -> AsyncIterator[Any]:
         yield db
 
 
+# How a search embeds its query: an async function of texts to their vectors. In the
+# service it is the ingest stage's, asked over NATS (shared/embedding_service.py).
+EmbedFunction = Callable[[Sequence[str]], Awaitable[npt.NDArray[np.float32]]]
+
+
 class DocumentSearch:
-    """The search tool with its embedder: created once per tools process. With a loader
-    instead of an embedder, the model is loaded at the first search, so a tools replica
-    serves figures at once instead of waiting seconds for a model it may not need yet."""
+    """The search tool with its way of embedding a query: created once per tools process.
+
+    Give it `embed`, an async function (the service's RemoteEmbedder.encode); or a local
+    `embedder`, run in a thread; or a `load`er of one, called at the first search, so a
+    tools replica serves figures at once instead of waiting seconds for a model it may not
+    need yet (the `openai` provider, whose embedder loads in no time anyway)."""
 
     def __init__(
-        self, embedder: Embedder | None = None, load: Callable[[], Embedder] | None = None
+        self,
+        embedder: Embedder | None = None,
+        load: Callable[[], Embedder] | None = None,
+        *,
+        embed: EmbedFunction | None = None,
     ) -> None:
-        if embedder is None and load is None:
-            raise ValueError("DocumentSearch needs an embedder or a way to load one")
+        if embedder is None and load is None and embed is None:
+            raise ValueError("DocumentSearch needs a way to embed: a function, or an embedder")
         self._embedder = embedder
         self._load = load
+        self._embed = embed
         self._loading = asyncio.Lock()
 
-    async def embedder(self) -> Embedder:
+    async def _local_embedder(self) -> Embedder:
         if self._embedder is None:
             async with self._loading:
                 if self._embedder is None:
@@ -460,8 +476,11 @@ class DocumentSearch:
         return self._embedder
 
     async def embed_query(self, query: str) -> Any:
-        embedder = await self.embedder()
-        vectors = await asyncio.to_thread(embedder.encode, [query])
+        if self._embed is not None:
+            vectors = await self._embed([query])
+        else:
+            embedder = await self._local_embedder()
+            vectors = await asyncio.to_thread(embedder.encode, [query])
         return vectors[0]
 
     async def search(

@@ -11,15 +11,29 @@ from services.tools.settings import ToolsSettings
 from shared import subjects
 from shared.bus import Forward, Handler
 from shared.contracts import Envelope, RouteDecided
-from shared.embeddings import load_embedder
+from shared.embedding_service import RemoteEmbedder
+from shared.embeddings import MINILM_DIMENSIONS, MiniLMEmbedder, load_embedder
 from shared.runtime import StageClients, run, serve_stage
 
 
-def document_search(settings: ToolsSettings) -> DocumentSearch | None:
+async def document_search(clients: StageClients, settings: ToolsSettings) -> DocumentSearch | None:
     if not settings.tools_document_search:
         return None
-    # Loading torch and the model takes seconds: done at the first search, off the loop.
-    return DocumentSearch(load=functools.partial(load_embedder, settings))
+    if settings.embedding_provider != "minilm":
+        # An endpoint's client: made at the first search, no model held here.
+        return DocumentSearch(load=functools.partial(load_embedder, settings))
+    # The ingest stage holds MiniLM and embeds each query on request; until it is up, a
+    # search waits (a transient failure the bus retries) and figures are served meanwhile.
+    remote = RemoteEmbedder(
+        clients.nc,
+        subjects.Stage.TOOLS,
+        name=MiniLMEmbedder.name,
+        dimensions=MINILM_DIMENSIONS,
+        timeout_seconds=settings.tools_embedding_timeout_seconds,
+    )
+    await remote.start()
+    clients.cleanup.push_async_callback(remote.close)
+    return DocumentSearch(embed=remote.encode)
 
 
 async def build_handler(clients: StageClients) -> Handler:
@@ -27,7 +41,7 @@ async def build_handler(clients: StageClients) -> Handler:
     assert pool is not None
     settings = clients.settings
     assert isinstance(settings, ToolsSettings)
-    documents = document_search(settings)
+    documents = await document_search(clients, settings)
     # Figures from memory, emptied on every change (services/tools/metric_values.py).
     metric_values = MetricValueCache(settings.database_url)
     clients.cleanup.push_async_callback(metric_values.aclose)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pydantic import Field
+
 from shared.embeddings import EmbeddingSettings
 from shared.settings import StageSettings, metrics_port_setting
 
@@ -10,6 +12,10 @@ class ToolsSettings(StageSettings, EmbeddingSettings):
     # FINQ_TOOLS_METRICS_PORT, else FINQ_METRICS_PORT; 0 (the default): no /metrics.
     metrics_port: int = metrics_port_setting("tools")
 
-    # search_documents embeds each query, so the tools service loads the embedder at start
-    # (a few seconds and ~300 MB for MiniLM). Off: the tool answers "not set up".
+    # search_documents embeds each query: with MiniLM (the default) the ingest stage, which
+    # holds the model, encodes it on request (shared/embedding_service.py); with `openai`
+    # the endpoint is called from here. Off: the tool answers "not set up".
     tools_document_search: bool = True
+    # How long a query's embedding waits for the ingest stage before the search is retried
+    # later (a transient failure the bus retries within the question's deadline).
+    tools_embedding_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
