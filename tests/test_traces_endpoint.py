@@ -180,10 +180,9 @@ async def test_one_questions_spans_link_each_stage_to_its_sender_and_queries_to_
             and all(process_span(mine, receiver, subject) for _, receiver, subject in hops)
             and all(send_span(mine, sender, subject) for sender, _, subject in hops)
             and any(s.service == "finq-validator" and s.name.startswith("send ") for s in mine)
-            and all(
-                database_spans(mine, service)
-                for service in ("finq-gateway", "finq-tools", "finq-validator")
-            )
+            # The gateway writes the question and the validator the answer; the tools may
+            # answer from memory (services/tools/metric_values.py) and query nothing.
+            and all(database_spans(mine, service) for service in ("finq-gateway", "finq-validator"))
         )
 
     span_capture.wait_for(complete)
