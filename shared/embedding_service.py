@@ -35,7 +35,7 @@ from nats.aio.subscription import Subscription
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from shared import subjects
-from shared.embeddings import Embedder
+from shared.embeddings import MINILM_DIMENSIONS, Embedder, MiniLMEmbedder
 from shared.outages import TransientError, is_transient
 
 log = structlog.get_logger("finq.embedding_service")
@@ -389,3 +389,23 @@ async def until_embedded(
             await fetch(list(dict.fromkeys([*needed.texts, *extra])))
             extra = []
     return await compute()
+
+
+async def minilm_on_request(
+    nc: NatsClient,
+    stage: subjects.Stage,
+    timeout_seconds: float,
+    cleanup: contextlib.AsyncExitStack,
+) -> RemoteEmbedder:
+    """MiniLM's vectors asked of the ingest stage, for `stage`: listening for its answers
+    from now until `cleanup` closes."""
+    remote = RemoteEmbedder(
+        nc,
+        stage,
+        name=MiniLMEmbedder.name,
+        dimensions=MINILM_DIMENSIONS,
+        timeout_seconds=timeout_seconds,
+    )
+    await remote.start()
+    cleanup.push_async_callback(remote.close)
+    return remote

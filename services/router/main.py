@@ -36,7 +36,12 @@ from services.router.settings import RouterSettings
 from shared import subjects
 from shared.bus import Forward, Handler
 from shared.contracts import Envelope, ModelCallBudget, QuestionAsked, RouteDecided
-from shared.embedding_service import CachedEmbedder, RemoteEmbedder, until_embedded
+from shared.embedding_service import (
+    CachedEmbedder,
+    RemoteEmbedder,
+    minilm_on_request,
+    until_embedded,
+)
 from shared.embeddings import MINILM_DIMENSIONS, Embedder, MiniLMEmbedder
 from shared.metric_aliases import (
     Database,
@@ -101,15 +106,12 @@ async def load_embeddings(
         # The classifier was trained on MiniLM's vectors, which an ingest stage embedding
         # with another provider does not hold. Loading torch takes seconds: off the loop.
         return RouterEmbeddings(await asyncio.to_thread(MiniLMEmbedder.load))
-    remote = RemoteEmbedder(
+    remote = await minilm_on_request(
         clients.nc,
         subjects.Stage.ROUTER,
-        name=MiniLMEmbedder.name,
-        dimensions=MINILM_DIMENSIONS,
-        timeout_seconds=settings.router_embedding_timeout_seconds,
+        settings.router_embedding_timeout_seconds,
+        clients.cleanup,
     )
-    await remote.start()
-    clients.cleanup.push_async_callback(remote.close)
     # The router is ready once it can embed: the catalog's vectors come first.
     await remote.wait_until_serving()
     cache = CachedEmbedder(

@@ -11,8 +11,8 @@ from services.tools.settings import ToolsSettings
 from shared import subjects
 from shared.bus import Forward, Handler
 from shared.contracts import Envelope, RouteDecided
-from shared.embedding_service import RemoteEmbedder
-from shared.embeddings import MINILM_DIMENSIONS, MiniLMEmbedder, load_embedder
+from shared.embedding_service import minilm_on_request
+from shared.embeddings import load_embedder
 from shared.runtime import StageClients, run, serve_stage
 
 
@@ -24,15 +24,9 @@ async def document_search(clients: StageClients, settings: ToolsSettings) -> Doc
         return DocumentSearch(load=functools.partial(load_embedder, settings))
     # The ingest stage holds MiniLM and embeds each query on request; until it is up, a
     # search waits (a transient failure the bus retries) and figures are served meanwhile.
-    remote = RemoteEmbedder(
-        clients.nc,
-        subjects.Stage.TOOLS,
-        name=MiniLMEmbedder.name,
-        dimensions=MINILM_DIMENSIONS,
-        timeout_seconds=settings.tools_embedding_timeout_seconds,
+    remote = await minilm_on_request(
+        clients.nc, subjects.Stage.TOOLS, settings.tools_embedding_timeout_seconds, clients.cleanup
     )
-    await remote.start()
-    clients.cleanup.push_async_callback(remote.close)
     return DocumentSearch(embed=remote.encode)
 
 
