@@ -704,16 +704,38 @@ class FaultRun:
     async def postgres_outage(self) -> None:
         """PostgreSQL away for a minute in the middle of the load: questions saved before it
         are answered after it, questions asked during it get a 503 at once (the gateway
-        cannot save them), none is dead-lettered."""
+        cannot save them), none is dead-lettered. So that some questions are surely saved
+        and not yet answered when it goes (a question spends milliseconds between the two),
+        the validator is held for half a second before the stop and let go right after."""
         await self.postgres_down(
-            "postgres_outage", self.plan.postgres_outages, self.plan.postgres_outage_seconds
+            "postgres_outage",
+            self.plan.postgres_outages,
+            self.plan.postgres_outage_seconds,
+            hold_validator=True,
         )
 
-    async def postgres_down(self, nemesis: str, times: int, seconds: float) -> None:
+    async def postgres_down(
+        self, nemesis: str, times: int, seconds: float, hold_validator: bool = False
+    ) -> None:
         tally = self.tallies[nemesis]
         for _ in range(times):
             await asyncio.sleep(self.rng.uniform(1.0, 2.0))
-            await asyncio.to_thread(self.postgres.stop)
+            held = (
+                [s.process.pid for s in self.processes((Stage.VALIDATOR,))]
+                if hold_validator
+                else []
+            )
+            for pid in held:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)
+            try:
+                if held:
+                    await asyncio.sleep(0.5)  # questions saved meanwhile wait at the validator
+                await asyncio.to_thread(self.postgres.stop)
+            finally:
+                for pid in held:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGCONT)
             tally.faults += 1
             probes = await self.probe(nemesis, seconds)
             await asyncio.to_thread(self.postgres.start)
