@@ -126,7 +126,8 @@ class MetricValueCache:
     @property
     def listener_pid(self) -> int | None:
         """The server process of the listening connection (to end it in a test)."""
-        return self._listener.get_server_pid() if self.listening else None  # type: ignore[union-attr]
+        listener = self._listener
+        return listener.get_server_pid() if listener is not None and self.listening else None
 
     @property
     def listening(self) -> bool:
