@@ -42,6 +42,7 @@ import httpx  # noqa: E402
 import psutil  # noqa: E402
 
 from bench.stage_profiles import StageProfile, StageProfiler, print_profiles  # noqa: E402
+from bench.time_breakdown import Asked, bare_hop, breakdown_lines, time_breakdown  # noqa: E402
 from services.control.cli import prepare_database, wait_until_ready  # noqa: E402
 from services.control.servers import NatsServer, PostgresServer, free_port  # noqa: E402
 from services.control.supervisor import Supervisor  # noqa: E402
@@ -103,6 +104,9 @@ class LevelResult:
     cpu_ms_per_question: dict[str, float] = field(default_factory=dict)
     # Cores kept busy by processes outside the benchmark during the level (contention).
     other_cores: float = 0.0
+    # Cores the hypervisor gave to other machines while the level ran (steal): time this
+    # machine's processes were ready to run and did not.
+    stolen_cores: float = 0.0
     # The pipeline's HTTP client set-up: "shared" pool or "per-worker" clients.
     client: str = ""
     # Each consuming stage's queue (undelivered + unacked messages) while it ran: p50, max.
@@ -110,6 +114,8 @@ class LevelResult:
     # Processes per stage where more than one ran (--replicas).
     replicas: dict[str, int] = field(default_factory=dict)
     failure_samples: list[str] = field(default_factory=list)
+    # Where one question's time went, part by part (bench/time_breakdown.py): c=1 only.
+    time_parts: dict[str, Any] = field(default_factory=dict)
 
 
 def percentile(sorted_values: list[float], p: float) -> float:
@@ -164,6 +170,11 @@ def _busy_seconds(times: Any) -> float:
     return float(sum(times)) - idle
 
 
+def _stolen_seconds(times: Any) -> float:
+    """Machine-wide CPU seconds the hypervisor ran other guests instead (Linux's steal)."""
+    return float(getattr(times, "steal", 0.0))
+
+
 class CpuMeter:
     """CPU seconds used by named processes (with their children) between two readings.
 
@@ -179,6 +190,7 @@ class CpuMeter:
                 self.processes[name] = psutil.Process(pid)
         self._start: dict[str, float] = {}
         self._busy_start = 0.0
+        self._stolen_start = 0.0
         self._wall_start = 0.0
 
     def _read(self) -> dict[str, float]:
@@ -197,19 +209,26 @@ class CpuMeter:
 
     def start(self) -> None:
         self._start = self._read()
-        self._busy_start = _busy_seconds(psutil.cpu_times())
+        times = psutil.cpu_times()
+        self._busy_start = _busy_seconds(times)
+        self._stolen_start = _stolen_seconds(times)
         self._wall_start = time.monotonic()
 
-    def stop(self, count: int) -> tuple[dict[str, float], float]:
-        """CPU ms per question of each process, and the cores others kept busy meanwhile."""
+    def stop(self, count: int) -> tuple[dict[str, float], float, float]:
+        """CPU ms per question of each process, the cores others kept busy meanwhile, and
+        the cores the hypervisor stole meanwhile (a level measured under steal is slower
+        for reasons outside this machine)."""
         now = self._read()
-        busy = _busy_seconds(psutil.cpu_times()) - self._busy_start
+        times = psutil.cpu_times()
+        busy = _busy_seconds(times) - self._busy_start
+        stolen = _stolen_seconds(times) - self._stolen_start
         wall = max(1e-9, time.monotonic() - self._wall_start)
         used = {name: now[name] - self._start[name] for name in now if name in self._start}
         per_question = {
             name: round(seconds * 1000.0 / max(1, count), 3) for name, seconds in used.items()
         }
-        return per_question, round(max(0.0, busy - sum(used.values())) / wall, 2)
+        other = round(max(0.0, busy - sum(used.values())) / wall, 2)
+        return per_question, other, round(max(0.0, stolen) / wall, 2)
 
 
 async def run_level(
@@ -228,7 +247,7 @@ async def run_level(
     if measuring is not None:
         measuring()
     latencies, failures, seconds = await drive(attempt, concurrency, count, timeout)
-    cpu, other_cores = meter.stop(count)
+    cpu, other_cores, stolen_cores = meter.stop(count)
     ordered = sorted(latencies)
     return LevelResult(
         mode=mode,
@@ -245,6 +264,7 @@ async def run_level(
         qps=round(count / seconds, 1) if seconds > 0 else math.nan,
         cpu_ms_per_question=cpu,
         other_cores=other_cores,
+        stolen_cores=stolen_cores,
         failure_samples=failures[:MAX_FAILURES_PRINTED],
     )
 
@@ -262,7 +282,8 @@ def print_level(result: LevelResult) -> None:
         total = sum(result.cpu_ms_per_question.values())
         print(f"           CPU ms/question: {cpu} (total {total:.2f})", flush=True)
         print(
-            f"           other processes on the machine kept {result.other_cores:.2f} cores busy",
+            f"           other processes on the machine kept {result.other_cores:.2f} cores busy;"
+            f" the hypervisor stole {result.stolen_cores:.2f}",
             flush=True,
         )
     if result.queue_depth:
@@ -270,6 +291,18 @@ def print_level(result: LevelResult) -> None:
             f"{stage} {d['p50']:.0f}/{d['max']:.0f}" for stage, d in result.queue_depth.items()
         )
         print(f"           queue depth p50/max: {depth}", flush=True)
+    if result.time_parts.get("questions"):
+        parts = result.time_parts
+        print(
+            f"           one question's {parts['mean_total_ms']:.2f} ms (mean of "
+            f"{parts['questions']}), part by part:",
+            flush=True,
+        )
+        for row in parts["parts"]:
+            print(
+                f"             {row['part']:<40} {row['mean_ms']:6.2f} ms  {row['share']:4.0%}",
+                flush=True,
+            )
     for sample in result.failure_samples:
         print(f"           FAILED {sample}", flush=True)
 
@@ -301,17 +334,21 @@ class KeepAliveConnection:
     (httpx spent 0.8-0.9 ms of the two cores' time per question at c=64, CPU the
     pipeline being measured then did not have)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, asked: list[Asked] | None = None) -> None:
         host, _, port = url.removeprefix("http://").partition(":")
         self.host, self.port = host, int(port)
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
+        # When given, each answered question's request id and wall-clock send and read
+        # times are noted here (for bench/time_breakdown.py).
+        self.asked = asked
 
     async def ask(self, question: str) -> str | None:
         if self._writer is None or self._writer.is_closing():
             self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
         assert self._reader is not None
         body = json.dumps({"question": question}).encode()
+        sent = time.time()
         self._writer.write(
             b"POST /v1/ask HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
             b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
@@ -325,11 +362,14 @@ class KeepAliveConnection:
         payload = await self._reader.readexactly(int(headers.get("content-length", "0")))
         if headers.get("connection", "").lower() == "close":
             self._writer.close()
+        answered = time.time()
         status = int(status_line.split(" ", 2)[1])
         try:
             parsed = json.loads(payload)
         except ValueError:
             parsed = None
+        if self.asked is not None and isinstance(parsed, dict) and parsed.get("request_id"):
+            self.asked.append(Asked(str(parsed["request_id"]), sent, answered))
         return answer_problem(status, parsed, payload.decode(errors="replace"))
 
     async def aclose(self) -> None:
@@ -425,10 +465,15 @@ class QueueDepths:
 
 
 async def http_clients(
-    stack: contextlib.AsyncExitStack, url: str, concurrency: int, client_mode: str
+    stack: contextlib.AsyncExitStack,
+    url: str,
+    concurrency: int,
+    client_mode: str,
+    asked: list[Asked] | None = None,
 ) -> Attempt:
+    """`asked` collects each question's request id and times (the raw client only)."""
     if client_mode == "raw":
-        connections = [KeepAliveConnection(url) for _ in range(concurrency)]
+        connections = [KeepAliveConnection(url, asked) for _ in range(concurrency)]
         for connection in connections:
             stack.push_async_callback(connection.aclose)
         return raw_attempt(connections)
@@ -463,22 +508,29 @@ async def bench_pipeline(
     supervisor: Supervisor,
     client_mode: str,
     queues: QueueDepths | None = None,
+    owner_dsn: str | None = None,
 ) -> list[LevelResult]:
+    """Each level in turn; a one-client level's questions are also split into parts
+    (bench/time_breakdown.py) from what the pipeline recorded in `owner_dsn`'s database."""
     results: list[LevelResult] = []
     for concurrency, count in levels:
+        asked: list[Asked] | None = [] if concurrency == 1 and owner_dsn else None
+
+        def measuring(asked: list[Asked] | None = asked) -> None:
+            if asked is not None:
+                asked.clear()  # the warm-up's questions are not measured
+            if queues is not None:
+                queues.start()
+
         async with contextlib.AsyncExitStack() as stack:
-            attempt = await http_clients(stack, url, concurrency, client_mode)
+            attempt = await http_clients(stack, url, concurrency, client_mode, asked)
             result = await run_level(
-                "pipeline",
-                attempt,
-                concurrency,
-                count,
-                warmup,
-                meter,
-                queues.start if queues is not None else None,
+                "pipeline", attempt, concurrency, count, warmup, meter, measuring
             )
             if queues is not None:
                 result.queue_depth = await queues.stop()
+        if asked and owner_dsn:
+            result.time_parts = await time_breakdown(owner_dsn, asked)
         result.client = client_mode
         dead = [s.name for s in supervisor.services if not s.running()]
         if dead:
@@ -676,6 +728,7 @@ def results_section(report: dict[str, Any]) -> str:
     """Today's figures as bench/RESULTS.md shows them, from one run's report."""
     levels = report["pipeline"] + report["baseline"]
     other = max((r["other_cores"] for r in levels), default=0.0)
+    stolen = max((r.get("stolen_cores", 0.0) for r in levels), default=0.0)
     lines = [
         SECTION_BEGIN,
         f"## Today's figures ({report['timestamp'][:16].replace('T', ' ')}, "
@@ -683,7 +736,8 @@ def results_section(report: dict[str, Any]) -> str:
         "",
         f"`{' '.join(report['command'])}`, written by the benchmark itself; raw JSON in "
         f"`bench/out/{report['out']}` (not committed). Other processes kept at most "
-        f"{other:.2f} cores busy while a level ran.",
+        f"{other:.2f} cores busy while a level ran, and the hypervisor stole at most "
+        f"{stolen:.2f} cores.",
         "",
         "| mode | c | p50 ms | p95 ms | p99 ms | q/s | failures "
         "| CPU ms / question (all processes) |",
@@ -719,6 +773,21 @@ def results_section(report: dict[str, Any]) -> str:
                 f"Queue before each stage at c={busiest['concurrency']} "
                 f"(p50 / max messages): {depth}.",
             ]
+    alone = next(
+        (r for r in report["pipeline"] if r["concurrency"] == 1 and r.get("time_parts")), None
+    )
+    table = breakdown_lines(alone["time_parts"], report.get("bare_hop")) if alone else []
+    if table:
+        parts = alone["time_parts"] if alone else {}
+        lines += [
+            "",
+            f"Where one question's time goes with one client ({parts['questions']} questions;"
+            " from each answer's request id, the client's clock and what the pipeline "
+            "recorded: `bench/time_breakdown.py`). The parts of each question add up to its "
+            "latency, and their means to the mean latency:",
+            "",
+            *table,
+        ]
     if report["pipeline"]:
         lines += [
             "",
@@ -904,13 +973,18 @@ def main(argv: list[str] | None = None) -> int:
     baseline: list[LevelResult] = []
     memory: dict[str, float] = {}
     profiles: list[StageProfile] = []
+    hop: dict[str, float] = {}
     try:
         print(f"starting PostgreSQL on {postgres.port} and NATS on {nats.port} under {home}")
         postgres.start()
         nats.start()
         loaded = asyncio.run(
             asyncio.wait_for(
-                prepare_database(postgres.dsn, service_dsn=postgres.service_dsn), timeout=300
+                # The questions are all of figures: no glossary document to embed.
+                prepare_database(
+                    postgres.dsn, load_glossary=False, service_dsn=postgres.service_dsn
+                ),
+                timeout=300,
             )
         )
         print(f"loaded the bundled dataset: {loaded}")
@@ -937,8 +1011,21 @@ def main(argv: list[str] | None = None) -> int:
         meter = CpuMeter(processes, POSTGRES_ONLY)
         pipeline = run_async(
             bench_pipeline(
-                url, levels, args.warmup, meter, supervisor, args.client, QueueDepths(nats)
+                url,
+                levels,
+                args.warmup,
+                meter,
+                supervisor,
+                args.client,
+                QueueDepths(nats),
+                owner_dsn=postgres.dsn,
             )
+        )
+        # The floor under each hop in the breakdown, measured on the same broker.
+        hop = run_async(bare_hop(nats.url, *nats.credentials(OPERATOR)))
+        print(
+            f"\na bare JetStream hop (publish, PubAck after fsync, delivery): "
+            f"p50 {hop['p50_ms']:.2f} ms, mean {hop['mean_ms']:.2f} ms"
         )
         for result in pipeline:
             result.replicas = {stage.value: n for stage, n in replicas.items() if n != 1}
@@ -997,6 +1084,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets": targets,
         "memory_mib": memory,
         "profiles": [profile.to_json() for profile in profiles],
+        "bare_hop": hop,
     }
     out.write_text(json.dumps(report, indent=2))
     print(f"\nwrote {out}")
