@@ -11,6 +11,9 @@ needs (a stage its own NATS password, only the migrate job the database owner's)
 every container runs as a non-root user, without capabilities or privilege escalation,
 on a read-only root filesystem; and in Kubernetes only the gateway is reachable from
 outside finq.
+
+The CloudNativePG overlay (deploy/k8s-cnpg) is built from its YAML too, by a small
+kustomize below, and checked against the base it changes.
 """
 
 from __future__ import annotations
@@ -1612,18 +1615,23 @@ def admitted(policies: list[dict[str, Any]], target: str, everyone: dict[str, An
     for policy in selecting:
         for rule in policy["spec"].get("ingress", []):
             sources: set[str] = set()
+            # No `from`: any pod in any namespace, and any address.
             for peer in rule.get("from") or [{"namespaceSelector": {}, "ipBlock": {}}]:
                 if "ipBlock" in peer:
                     sources.add(OUTSIDE)
-                for name, (pod_ns, pod_labels) in everyone.items():
-                    ns_labels = {"kubernetes.io/metadata.name": pod_ns}
+                if "podSelector" not in peer and "namespaceSelector" not in peer:
+                    continue
+                # A podSelector alone selects in the policy's namespace; a namespaceSelector
+                # (alone or with a podSelector) in the namespaces it matches, by name here.
+                for name, (pod_namespace, pod_labels) in everyone.items():
                     in_namespace = (
-                        selects(peer["namespaceSelector"], ns_labels)
+                        selects(
+                            peer["namespaceSelector"],
+                            {"kubernetes.io/metadata.name": pod_namespace},
+                        )
                         if "namespaceSelector" in peer
-                        else pod_ns == policy["metadata"]["namespace"]
+                        else pod_namespace == policy["metadata"]["namespace"]
                     )
-                    if "podSelector" not in peer and "namespaceSelector" not in peer:
-                        continue
                     if in_namespace and selects(peer.get("podSelector", {}), pod_labels):
                         sources.add(name)
             ports = [p["port"] for p in rule.get("ports", [])] or ["*"]
@@ -1651,10 +1659,8 @@ def test_the_cnpg_network_policies_admit_exactly_the_pods_that_connect(k8s, cnpg
     for instance in instances:
         assert admitted(policies, instance, everyone) == expected, instance
     # The base's default deny stays, and every other pod admits what it did in the base.
-    assert (
-        objects(cnpg, "NetworkPolicy")["default-deny-ingress"]
-        == (objects(k8s, "NetworkPolicy")["default-deny-ingress"])
-    )
+    default_deny = objects(k8s, "NetworkPolicy")["default-deny-ingress"]
+    assert objects(cnpg, "NetworkPolicy")["default-deny-ingress"] == default_deny
     base_policies = list(objects(k8s, "NetworkPolicy").values())
     base_everyone = {
         **{name: ("finq", labels) for name, labels in pods(k8s).items()},
