@@ -11,6 +11,9 @@ needs (a stage its own NATS password, only the migrate job the database owner's)
 every container runs as a non-root user, without capabilities or privilege escalation,
 on a read-only root filesystem; and in Kubernetes only the gateway is reachable from
 outside finq.
+
+The CloudNativePG overlay (deploy/k8s-cnpg) is built from its YAML too, by a small
+kustomize below, and checked against the base it changes.
 """
 
 from __future__ import annotations
@@ -1318,3 +1321,427 @@ def test_each_consuming_stage_scales_on_its_own_consumers_queue_with_keda(k8s) -
     [gateway] = objects(docs, "HorizontalPodAutoscaler").values()
     assert gateway["spec"]["scaleTargetRef"]["name"] == "gateway" in deployments
     assert all(doc["metadata"]["namespace"] == "finq" for doc in docs)
+
+
+# --- the CloudNativePG overlay (deploy/k8s-cnpg) ---------------------------------------
+#
+# Built here from the YAML alone, without kubectl: a small kustomize that knows what the
+# overlay uses (resources, directories among them, and strategic-merge patches, `$patch:
+# delete` included) and refuses a kustomization field it does not model.
+
+CNPG_DIR = ROOT / "deploy" / "k8s-cnpg"
+CNPG_CLUSTER = "finq-db"
+CNPG_OPERATOR_NAMESPACE = "cnpg-system"
+# What a CNPG instance pod listens on: PostgreSQL, the instance manager's status, metrics.
+CNPG_INSTANCE_PORTS = {5432, 8000, 9187}
+MIGRATIONS_DIR = ROOT / "shared" / "migrations"
+# Fields of kustomization.yaml that kustomize_build models; `images` only retags images,
+# which nothing here reads.
+KUSTOMIZE_FIELDS = {
+    "apiVersion",
+    "kind",
+    "namespace",
+    "resources",
+    "patches",
+    "secretGenerator",
+    "images",
+}
+DATABASE_VARIABLES = ("FINQ_DATABASE_URL", "FINQ_DATABASE_OWNER_URL", "FINQ_DATABASE_READ_URL")
+
+
+def object_id(doc: dict[str, Any]) -> tuple[str, str]:
+    return doc["kind"], doc["metadata"]["name"]
+
+
+def is_named_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(i, dict) and "name" in i for i in value)
+
+
+def strategic_merge(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """kustomize's strategic merge as far as the overlay's patches need it: maps merge key
+    by key, lists of named items (containers, env, ports, volumes) item by item on `name`,
+    anything else is replaced; other directives are refused. A merged list holds the
+    patch's items first, in the patch's order, then the target's others, as kustomize
+    writes it (which matters to env: $(VAR) expands only from a variable above it)."""
+    merged = dict(target)
+    for key, value in patch.items():
+        assert not key.startswith("$"), f"directive {key} is not modelled here"
+        old = merged.get(key)
+        if isinstance(value, dict) and isinstance(old, dict):
+            merged[key] = strategic_merge(old, value)
+        elif is_named_list(value) and is_named_list(old):
+            before = {item["name"]: item for item in old}
+            items = [strategic_merge(before.pop(item["name"], {}), item) for item in value]
+            merged[key] = items + list(before.values())
+        else:
+            merged[key] = value
+    return merged
+
+
+def kustomize_build(directory: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The objects `kubectl kustomize DIRECTORY` makes, less the generated Secrets, and the
+    secretGenerators by name (theirs and their bases')."""
+    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
+    assert set(kustomization) <= KUSTOMIZE_FIELDS, set(kustomization) - KUSTOMIZE_FIELDS
+    docs: list[dict[str, Any]] = []
+    generators: dict[str, dict[str, Any]] = {}
+    for resource in kustomization.get("resources", []):
+        path = directory / resource
+        if path.is_dir():
+            more, more_generators = kustomize_build(path)
+            docs.extend(more)
+            generators.update(more_generators)
+        else:
+            docs.extend(doc for doc in yaml.safe_load_all(path.read_text()) if doc)
+    for generator in kustomization.get("secretGenerator", []):
+        generators[generator["name"]] = generator
+    for entry in kustomization.get("patches", []):
+        assert set(entry) == {"path"}, f"only patches from a file: {entry}"
+        for patch in yaml.safe_load_all((directory / entry["path"]).read_text()):
+            found = [i for i, doc in enumerate(docs) if object_id(doc) == object_id(patch)]
+            # kustomize fails on a patch that matches nothing; so does this.
+            assert len(found) == 1, f"{entry['path']}: {object_id(patch)} matches {len(found)}"
+            directive = patch.pop("$patch", None)
+            if directive == "delete":
+                del docs[found[0]]
+            else:
+                assert directive is None, f"{entry['path']}: $patch {directive}"
+                docs[found[0]] = strategic_merge(docs[found[0]], patch)
+    if "namespace" in kustomization:
+        for doc in docs:
+            if doc["kind"] != "Namespace":
+                doc["metadata"] = {**doc["metadata"], "namespace": kustomization["namespace"]}
+    return docs, generators
+
+
+@pytest.fixture(scope="module")
+def cnpg() -> list[dict[str, Any]]:
+    return kustomize_build(CNPG_DIR)[0]
+
+
+def k8s_container_envs(docs: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """Every container's environment: `<workload>` for the main one, `<workload>/<init>`."""
+    found = {}
+    for workload in workloads(docs):
+        name = workload["metadata"]["name"]
+        for container in pod_spec(workload).get("initContainers", []):
+            found[f"{name}/{container['name']}"] = container_env(container, docs)
+        found[name] = container_env(main_container(workload), docs)
+    return found
+
+
+def without_env(workload: dict[str, Any]) -> dict[str, Any]:
+    copy: dict[str, Any] = json.loads(json.dumps(workload))
+    for container in all_containers(copy):
+        container.pop("env", None)
+    return copy
+
+
+def patched_objects() -> set[tuple[str, str]]:
+    kustomization = yaml.safe_load((CNPG_DIR / "kustomization.yaml").read_text())
+    return {
+        object_id(patch)
+        for entry in kustomization["patches"]
+        for patch in yaml.safe_load_all((CNPG_DIR / entry["path"]).read_text())
+    }
+
+
+def test_the_yaml_only_build_of_the_base_is_the_base_itself(k8s):
+    # The builder the overlay's tests stand on: on the base, it finds every file's objects.
+    built, generators = kustomize_build(K8S_DIR)
+    files = [doc for doc in k8s if doc["kind"] != "Kustomization"]
+    assert sorted(map(object_id, built)) == sorted(map(object_id, files))
+    assert set(generators) == {SECRET_NAME}
+
+
+def test_the_cnpg_overlay_keeps_every_base_object_but_the_single_postgres(k8s, cnpg):
+    base = {object_id(doc): doc for doc in kustomize_build(K8S_DIR)[0]}
+    overlay = {object_id(doc): doc for doc in cnpg}
+    assert len(overlay) == len(cnpg), "one object per kind and name"
+    assert set(base) - set(overlay) == {
+        ("StatefulSet", "postgres"),
+        ("Service", "postgres"),
+        ("NetworkPolicy", "postgres-from-finq"),
+    }
+    assert set(overlay) - set(base) == {
+        ("Cluster", CNPG_CLUSTER),
+        ("NetworkPolicy", "finq-db-from-finq"),
+        ("NetworkPolicy", "finq-db-instances"),
+        ("NetworkPolicy", "finq-db-from-cnpg-operator"),
+    }
+    # What no patch touches is the base's, unchanged; what one touches keeps the rest.
+    patched = patched_objects()
+    for key in set(base) & set(overlay):
+        if key not in patched:
+            assert overlay[key] == base[key], key
+    for key in patched & set(overlay):
+        # Only their database variables changed (and finq-migrate's owner password, now
+        # from finq-db-owner); nothing else in the pod, no variable dropped.
+        assert without_env(overlay[key]) == without_env(base[key]), key
+        for before, after in zip(
+            all_containers(base[key]), all_containers(overlay[key]), strict=True
+        ):
+            changed = {item["name"] for item in after["env"] if item not in before["env"]}
+            assert changed <= {*DATABASE_VARIABLES, "POSTGRES_OWNER_PASSWORD"}, key
+            assert {i["name"] for i in before["env"]} <= {i["name"] for i in after["env"]}, key
+    for doc in cnpg:
+        if doc["kind"] != "Namespace":
+            assert doc["metadata"]["namespace"] == "finq", object_id(doc)
+
+
+def test_the_cnpg_cluster_is_three_pgvector_instances_committing_on_any_one_replica(k8s, cnpg):
+    cluster = objects(cnpg, "Cluster")[CNPG_CLUSTER]
+    assert cluster["apiVersion"] == "postgresql.cnpg.io/v1"
+    spec = cluster["spec"]
+    # A primary and two streaming replicas; a commit waits for one replica, whichever
+    # answers first, and goes on without while none is up.
+    assert spec["instances"] == 3
+    assert spec["postgresql"]["synchronous"] == {
+        "method": "any",
+        "number": 1,
+        "dataDurability": "preferred",
+    }
+    # CNPG's standard image (pgvector inside) of the base's major version.
+    base_image = main_container(objects(k8s, "StatefulSet")["postgres"])["image"]
+    base_major = re.fullmatch(r"pgvector/pgvector:pg(\d+)", base_image)
+    image = re.fullmatch(
+        r"ghcr\.io/cloudnative-pg/postgresql:(\d+)(?:\.\d+)?-standard-\w+", spec["imageName"]
+    )
+    assert base_major and image, (base_image, spec["imageName"])
+    assert image.group(1) == base_major.group(1)
+    # The same database and owner as the base, the owner's password from a Secret.
+    base_env = container_env(main_container(objects(k8s, "StatefulSet")["postgres"]), k8s)
+    initdb = spec["bootstrap"]["initdb"]
+    assert initdb["database"] == base_env["POSTGRES_DB"]
+    assert initdb["owner"] == base_env["POSTGRES_USER"]
+    assert initdb["secret"]["name"] in kustomize_build(CNPG_DIR)[1]
+    # The vector type exists before the services connect (create_pool registers it): the
+    # migrations make it, as the owner, which may since it is a superuser.
+    post_init = initdb.get("postInitApplicationSQL", [])
+    made_at_init = any(re.search(r"CREATE EXTENSION (IF NOT EXISTS )?vector", s) for s in post_init)
+    made_by_migrations = (
+        "CREATE EXTENSION IF NOT EXISTS vector;" in (MIGRATIONS_DIR / "001_core.sql").read_text()
+    )
+    owner_superuser = f"ALTER ROLE {initdb['owner']} SUPERUSER" in post_init
+    assert made_at_init or (made_by_migrations and owner_superuser)
+    assert spec["storage"]["size"]
+    assert spec["resources"]["requests"] and spec["resources"]["limits"]
+
+
+def test_in_the_cnpg_overlay_every_database_url_names_finq_db_rw_and_only_the_tools_read_ro(
+    k8s, cnpg
+):
+    base_envs = k8s_container_envs(k8s)
+    overlay_envs = k8s_container_envs(cnpg)
+    base_urls = {(w, v) for w, env in base_envs.items() for v in DATABASE_VARIABLES if v in env}
+    overlay_urls = {
+        (w, v) for w, env in overlay_envs.items() for v in DATABASE_VARIABLES if v in env
+    }
+    # Every URL the base sets, no other, and the tools' read URL.
+    assert overlay_urls == base_urls | {("tools", "FINQ_DATABASE_READ_URL")}
+    assert len(base_urls) >= 2 * len(STAGES)
+    for where, variable in overlay_urls:
+        url = urlsplit(overlay_envs[where][variable])
+        host = "finq-db-ro" if variable == "FINQ_DATABASE_READ_URL" else "finq-db-rw"
+        assert (url.scheme, url.hostname, url.port) == ("postgresql", host, 5432), where
+        assert url.path == "/finq", where
+        if (where, variable) in base_urls:
+            # The same role and password as in the base: only the host changed.
+            base = urlsplit(base_envs[where][variable])
+            assert (url.username, url.path) == (base.username, base.path), where
+            if where != "finq-migrate" or variable != "FINQ_DATABASE_OWNER_URL":
+                assert url.password == base.password, where
+    tools = overlay_envs["tools"]
+    read, write = urlsplit(tools["FINQ_DATABASE_READ_URL"]), urlsplit(tools["FINQ_DATABASE_URL"])
+    assert (
+        (read.username, read.password)
+        == (write.username, write.password)
+        == (
+            APP_ROLE,
+            f"secret.{SECRET_NAME}.{APP_PASSWORD}",
+        )
+    )
+    # No host `postgres` is left anywhere, ConfigMaps included.
+    text = yaml.safe_dump_all(cnpg)
+    assert not re.search(r"@postgres[:/]", text)
+
+
+def test_every_finq_variable_the_cnpg_overlay_sets_is_one_the_code_reads(cnpg):
+    # As test_every_finq_variable_set_in_compose_or_kubernetes_is_one_the_code_reads, on
+    # the overlay (FINQ_DATABASE_READ_URL, the tools' read URL, is new): each variable given
+    # to finq processes is read by at least one of them.
+    receivers: dict[str, list[str]] = {}
+    for where, env in k8s_container_envs(cnpg).items():
+        if where in SETTINGS_BY_PROCESS:
+            for variable in env:
+                if variable.startswith(ENV_PREFIX):
+                    receivers.setdefault(variable, []).append(where)
+    assert "FINQ_DATABASE_READ_URL" in receivers
+    for variable, names in receivers.items():
+        readers = [name for name in names if variable in variables_read_by(name)]
+        assert readers, f"{variable} is set on {names}, none of which reads it"
+
+
+def cnpg_pods(cnpg: list[dict[str, Any]]) -> dict[str, tuple[str, dict[str, str]]]:
+    """Every pod that may knock, as name -> (namespace, labels): finq's workloads, the
+    cluster's three instances as CNPG labels them, the operator, and a pod elsewhere."""
+    found = {name: ("finq", labels) for name, labels in pods(cnpg).items()}
+    cluster = objects(cnpg, "Cluster")[CNPG_CLUSTER]
+    for index in range(1, cluster["spec"]["instances"] + 1):
+        found[f"{CNPG_CLUSTER}-{index}"] = (
+            "finq",
+            {
+                "cnpg.io/cluster": CNPG_CLUSTER,
+                "cnpg.io/instanceName": f"{CNPG_CLUSTER}-{index}",
+                "cnpg.io/podRole": "instance",
+                "cnpg.io/instanceRole": "primary" if index == 1 else "replica",
+            },
+        )
+    found["cnpg-operator"] = (
+        CNPG_OPERATOR_NAMESPACE,
+        {"app.kubernetes.io/name": "cloudnative-pg"},
+    )
+    found["elsewhere"] = ("default", {"app.kubernetes.io/name": "cloudnative-pg"})
+    return found
+
+
+def admitted(policies: list[dict[str, Any]], target: str, everyone: dict[str, Any]) -> set[Any]:
+    """(source, port) pairs the policies admit to a finq pod; OUTSIDE for addresses."""
+    labels = everyone[target][1]
+    selecting = [p for p in policies if selects(p["spec"]["podSelector"], labels)]
+    if not selecting:
+        return {(OUTSIDE, "*"), *((name, "*") for name in everyone)}
+    found: set[Any] = set()
+    for policy in selecting:
+        for rule in policy["spec"].get("ingress", []):
+            sources: set[str] = set()
+            # No `from`: any pod in any namespace, and any address.
+            for peer in rule.get("from") or [{"namespaceSelector": {}, "ipBlock": {}}]:
+                if "ipBlock" in peer:
+                    sources.add(OUTSIDE)
+                if "podSelector" not in peer and "namespaceSelector" not in peer:
+                    continue
+                # A podSelector alone selects in the policy's namespace; a namespaceSelector
+                # (alone or with a podSelector) in the namespaces it matches, by name here.
+                for name, (pod_namespace, pod_labels) in everyone.items():
+                    in_namespace = (
+                        selects(
+                            peer["namespaceSelector"],
+                            {"kubernetes.io/metadata.name": pod_namespace},
+                        )
+                        if "namespaceSelector" in peer
+                        else pod_namespace == policy["metadata"]["namespace"]
+                    )
+                    if in_namespace and selects(peer.get("podSelector", {}), pod_labels):
+                        sources.add(name)
+            ports = [p["port"] for p in rule.get("ports", [])] or ["*"]
+            found |= {(source, port) for source in sources for port in ports}
+    return found
+
+
+def test_the_cnpg_network_policies_admit_exactly_the_pods_that_connect(k8s, cnpg):
+    policies = list(objects(cnpg, "NetworkPolicy").values())
+    everyone = cnpg_pods(cnpg)
+    instances = [name for name, (_, labels) in everyone.items() if "cnpg.io/cluster" in labels]
+    assert len(instances) == 3
+    # Who connects, read from each pod's URLs.
+    clients = {
+        where.split("/")[0]
+        for where, env in k8s_container_envs(cnpg).items()
+        if any(v in env for v in DATABASE_VARIABLES)
+    }
+    assert clients == (set(STAGES) - stages_without_database()) | {"finq-migrate"}
+    expected = (
+        {(client, 5432) for client in clients}
+        | {(peer, port) for peer in instances for port in (5432, 8000)}
+        | {("cnpg-operator", 8000), ("cnpg-operator", 5432)}
+    )
+    for instance in instances:
+        assert admitted(policies, instance, everyone) == expected, instance
+    # The base's default deny stays, and every other pod admits what it did in the base.
+    default_deny = objects(k8s, "NetworkPolicy")["default-deny-ingress"]
+    assert objects(cnpg, "NetworkPolicy")["default-deny-ingress"] == default_deny
+    base_policies = list(objects(k8s, "NetworkPolicy").values())
+    base_everyone = {
+        **{name: ("finq", labels) for name, labels in pods(k8s).items()},
+        **{n: everyone[n] for n in ("cnpg-operator", "elsewhere")},
+    }
+    databases = {"postgres", *instances}
+    for name in pods(cnpg):
+        now = {(s, p) for s, p in admitted(policies, name, everyone) if s not in databases}
+        then = {(s, p) for s, p in admitted(base_policies, name, base_everyone)}
+        assert now == {(s, p) for s, p in then if s not in databases}, name
+    # Each policy's ports are ones the pods it selects listen on.
+    for policy in objects(cnpg, "NetworkPolicy").values():
+        if policy["spec"]["podSelector"].get("matchLabels", {}).get("cnpg.io/cluster"):
+            for rule in policy["spec"]["ingress"]:
+                assert {p["port"] for p in rule["ports"]} <= CNPG_INSTANCE_PORTS
+
+
+def test_the_cnpg_overlay_writes_no_credential_and_only_migrate_holds_the_owners(k8s, cnpg):
+    texts = {p.relative_to(CNPG_DIR): p.read_text() for p in CNPG_DIR.rglob("*.yaml")}
+    for name, text in texts.items():
+        for password in URL_WITH_PASSWORD.findall(text):
+            assert password.startswith("$("), f"{name}: a password in a URL"
+    assert not objects(cnpg, "Secret"), "Secrets are generated, not kept"
+    generators = kustomize_build(CNPG_DIR)[1]
+    owner = generators["finq-db-owner"]
+    # The shape CNPG reads: username (not a credential) in the file, the password from an
+    # uncommitted env file whose example holds a placeholder only.
+    assert owner["type"] == "kubernetes.io/basic-auth"
+    assert owner["literals"] == [
+        f"username={objects(cnpg, 'Cluster')[CNPG_CLUSTER]['spec']['bootstrap']['initdb']['owner']}"
+    ]
+    assert owner["envs"] == ["finq-db-owner.env"]
+    assert owner["options"]["disableNameSuffixHash"] is True
+    example = dotenv_keys(CNPG_DIR / "finq-db-owner.env.example")
+    assert set(example) == {"password"}
+    assert PASSWORD_SHAPE.fullmatch(example["password"]) and "change-me" in example["password"]
+    assert "deploy/k8s-cnpg/finq-db-owner.env" in (ROOT / ".gitignore").read_text().splitlines()
+    # Each container holds the credentials it held in the base, but finq-migrate takes the
+    # owner's from finq-db-owner; no other container gets it.
+    base_envs = k8s_container_envs(k8s)
+    for where, env in k8s_container_envs(cnpg).items():
+        for variable, value in env.items():
+            if CREDENTIAL_NAME.search(variable):
+                assert CREDENTIAL_MARKER.fullmatch(value), f"{where} {variable} is written down"
+        held = {m for value in env.values() for m in CREDENTIAL_MARKER.findall(value)}
+        before = {
+            m for value in base_envs[where].values() for m in CREDENTIAL_MARKER.findall(value)
+        }
+        if where == "finq-migrate":
+            before = before - {f"secret.{SECRET_NAME}.{OWNER_PASSWORD}"} | {
+                "secret.finq-db-owner.password"
+            }
+        assert held == before, where
+        for marker in held:
+            assert marker.split(".")[1] in generators, f"{where}: {marker} is not generated"
+
+
+def test_the_yaml_only_build_agrees_with_kubectl_kustomize_where_kubectl_is_installed(
+    tmp_path, cnpg
+):
+    import shutil
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("no kubectl here: the YAML-only build stands alone")
+    # kustomize needs the credential files: the examples' placeholders do.
+    shutil.copytree(ROOT / "deploy", tmp_path / "deploy")
+    deploy = tmp_path / "deploy"
+    shutil.copy(K8S_CREDENTIALS_EXAMPLE, deploy / "k8s" / SECRET_ENV_FILE)
+    shutil.copy(
+        deploy / "k8s-cnpg" / "finq-db-owner.env.example", deploy / "k8s-cnpg" / "finq-db-owner.env"
+    )
+    result = subprocess.run(
+        [kubectl, "kustomize", str(deploy / "k8s-cnpg")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    built = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    secrets = {object_id(doc) for doc in built if doc["kind"] == "Secret"}
+    assert secrets == {("Secret", SECRET_NAME), ("Secret", "finq-db-owner")}
+    by_id = {object_id(doc): doc for doc in built if doc["kind"] != "Secret"}
+    assert by_id == {object_id(doc): doc for doc in cnpg}
