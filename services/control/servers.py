@@ -250,7 +250,9 @@ class PostgresServer:
         user = _run_as_postgres_user()
         if data_dir.exists():
             shutil.rmtree(data_dir)
-        data_dir.mkdir(parents=True)
+        # PostgreSQL starts only on a folder its owner alone may open; pg_basebackup leaves
+        # the mode of a folder it is given as it finds it.
+        data_dir.mkdir(parents=True, mode=0o700)
         _give_to(data_dir, user)
         done = subprocess.run(
             [
