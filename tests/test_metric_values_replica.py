@@ -15,8 +15,11 @@ import pytest
 
 from services.control.cli import prepare_database
 from services.control.servers import SERVICE_ROLE, PostgresServer, free_port
+from services.tools.main import replica_pool
 from services.tools.metric_values import FENCE_SQL, REPLAYED_SQL, MetricValueCache
+from services.tools.settings import ToolsSettings
 from shared.db import create_pool
+from shared.runtime import StageClients
 from tests.helpers import wait_until
 
 # One company and metric per test, so that no test sees another's changes.
@@ -157,13 +160,15 @@ async def test_figures_are_read_from_the_replica_then_served_from_memory(
 ) -> None:
     await set_value(owner, "AAA", "revenue", 11)
     assert await read_from_replica(cache, primary, "AAA", "revenue") == 11
-    loads, replica_reads, fences = cache.loads, cache.reads_from_replica, cache.fences_read
+    loads, replica_reads = cache.loads, cache.reads_from_replica
+    fences, checks = cache.fences_read, cache.replay_checks
     assert await figure(cache, primary, "AAA", "revenue") == 11
     assert (cache.loads, cache.reads_from_replica) == (loads, replica_reads)  # from memory
-    # Another group, with no change heard since: the replica again, with the same fence.
+    # Another group, with no change heard since: the replica again, with the same fence,
+    # on a connection already seen past it, so in one round trip (no replay check).
     assert await figure(cache, primary, "AAA", "net_income") == 100
     assert cache.reads_from_replica == replica_reads + 1
-    assert cache.fences_read == fences
+    assert (cache.fences_read, cache.replay_checks) == (fences, checks)
     assert cache.replica_failures == 0
 
 
@@ -245,3 +250,18 @@ async def test_a_replica_that_is_away_leaves_the_figures_to_the_primary(
     finally:
         await cache.aclose()
         await away.close()
+
+
+async def test_the_tools_stage_starts_with_a_replica_that_is_away_and_closes_its_pool() -> None:
+    url = f"postgresql://{SERVICE_ROLE}:secret-word@127.0.0.1:{free_port()}/finq"
+    settings = ToolsSettings(database_read_url=url)
+    assert "secret-word" not in repr(settings)
+    # Only what replica_pool reads: the settings and the stack closed at shutdown.
+    clients = StageClients(None, None, None, None, settings)  # type: ignore[arg-type]
+    pool = await replica_pool(clients)
+    assert pool is not None and pool.get_size() == 0  # no connection tried yet
+    await clients.cleanup.aclose()
+    assert pool.is_closing()
+    for unset in (None, ""):
+        clients = StageClients(None, None, None, None, ToolsSettings(database_read_url=unset))  # type: ignore[arg-type]
+        assert await replica_pool(clients) is None

@@ -38,7 +38,7 @@ async def replica_pool(clients: StageClients) -> asyncpg.Pool | None:
     connection until a read needs one (min_size 0): a replica that is away does not keep
     the stage from starting, its reads go to the primary meanwhile."""
     settings = clients.settings
-    if settings.database_read_url is None:
+    if not settings.database_read_url:  # unset, or set empty (as a template may leave it)
         return None
     pool = await create_pool(settings.database_read_url, min_size=0, max_size=settings.db_pool_max)
     clients.cleanup.push_async_callback(pool.close)

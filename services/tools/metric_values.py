@@ -158,10 +158,11 @@ class MetricValueCache:
     )
     # Counted for tests and the log: reads served from memory, and groups read (from either
     # server); of those, the reads from the replica, the reads it was behind for and the ones
-    # it failed; and the fences read on the primary.
+    # it failed; the fences read on the primary, and the replay positions asked of a replica.
     hits: int = 0
     loads: int = 0
     reads_from_replica: int = 0
+    replay_checks: int = 0
     replica_behind: int = 0
     replica_failures: int = 0
     fences_read: int = 0
@@ -303,6 +304,7 @@ class MetricValueCache:
                     raw = _connection_of(conn)
                     if self._replayed.get(raw, -1) < fence:
                         replayed = await conn.fetchval(REPLAYED_SQL)
+                        self.replay_checks += 1
                         if replayed is None or replayed < fence:
                             self.replica_behind += 1
                             return None
