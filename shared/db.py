@@ -259,6 +259,17 @@ _SERVICE_ROLE_FUNCTIONS = (
 )
 
 
+# The services' role's attributes: pg_roles' column, the keyword, and whether it is on.
+_SERVICE_ROLE_ATTRIBUTES = {
+    "rolcanlogin": ("LOGIN", True),
+    "rolsuper": ("SUPERUSER", False),
+    "rolcreatedb": ("CREATEDB", False),
+    "rolcreaterole": ("CREATEROLE", False),
+    "rolbypassrls": ("BYPASSRLS", False),
+    "rolreplication": ("REPLICATION", False),
+}
+
+
 @dataclass(frozen=True)
 class RoleLogin:
     user: str
@@ -311,16 +322,32 @@ async def ensure_service_role(owner_dsn: str, service_dsn: str) -> str | None:
         # Sent as its SCRAM verifier, never in clear: a statement the server logs (one that
         # failed, say) shows nothing that logs in.
         password = await conn.fetchval("SELECT quote_literal($1)", scram_verifier(service.password))
-        attributes = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS NOREPLICATION"
         # Roles are the cluster's, shared by its databases: two databases prepared at once
         # must not both create it.
         await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY + 1)
         try:
-            exists = await conn.fetchval(
-                "SELECT true FROM pg_roles WHERE rolname = $1", service.user
+            current = await conn.fetchrow(
+                f"SELECT {', '.join(_SERVICE_ROLE_ATTRIBUTES)} FROM pg_roles WHERE rolname = $1",
+                service.user,
             )
-            verb = "ALTER" if exists else "CREATE"
-            await conn.execute(f"{verb} ROLE {role} WITH {attributes} PASSWORD {password}")
+            if current is None:
+                # CREATE ROLE takes every NO... from an owner that is no superuser.
+                attributes = " ".join(
+                    keyword if wanted else f"NO{keyword}"
+                    for keyword, wanted in _SERVICE_ROLE_ATTRIBUTES.values()
+                )
+                await conn.execute(f"CREATE ROLE {role} WITH {attributes} PASSWORD {password}")
+            else:
+                # Only what differs: since PostgreSQL 16 an owner that is no superuser (as
+                # CloudNativePG's application owner) may not name SUPERUSER, REPLICATION,
+                # BYPASSRLS, nor CREATEDB without having it, in an ALTER ROLE at all, even
+                # to keep them off; the second start would fail on them.
+                attributes = " ".join(
+                    keyword if wanted else f"NO{keyword}"
+                    for column, (keyword, wanted) in _SERVICE_ROLE_ATTRIBUTES.items()
+                    if current[column] != wanted
+                )
+                await conn.execute(f"ALTER ROLE {role} WITH {attributes} PASSWORD {password}")
         finally:
             await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY + 1)
         await conn.execute(f"GRANT CONNECT ON DATABASE {database} TO {role}")

@@ -32,6 +32,11 @@ class FinqSettings(BaseSettings):
     # The services' role (not the owner: row-level security applies to it), with its
     # password; `finq up` passes the one it made.
     database_url: str = f"postgresql://finq_app@127.0.0.1:{DEFAULT_POSTGRES_PORT}/finq"
+    # A streaming read replica of that database (the same role and password), or unset.
+    # The tools stage reads the figures it lacks from it when the replica has replayed every
+    # change heard of, else from the primary (services/tools/metric_values.py). Kept out of
+    # the settings' repr, as the URL may carry the password.
+    database_read_url: str | None = Field(default=None, repr=False)
     log_level: str = "INFO"
     db_pool_min: int = Field(default=2, ge=1)
     db_pool_max: int = Field(default=10, ge=1)

@@ -13,7 +13,7 @@ import asyncpg
 import pytest
 
 from services.control.servers import SERVICE_ROLE
-from shared.db import ACT_AS_SQL, acting_as, create_pool, login_of
+from shared.db import ACT_AS_SQL, acting_as, create_pool, ensure_service_role, login_of
 from tests.conftest import Servers
 
 # The tables whose rows belong to a user.
@@ -318,3 +318,50 @@ async def test_a_pooled_scope_acts_for_its_user_and_leaves_the_connection_acting
             assert await conn.fetchval("SELECT count(*) FROM conversations") == 0
     finally:
         await pool.close()
+
+
+async def test_an_owner_that_is_no_superuser_can_prepare_the_services_role_twice(
+    servers: Servers, database: str, owner: asyncpg.Connection
+) -> None:
+    """As CloudNativePG's application owner is (CREATEROLE, no superuser, no CREATEDB): on
+    PostgreSQL 16 and later such a role may not name SUPERUSER, REPLICATION, BYPASSRLS or
+    CREATEDB in an ALTER ROLE at all, even to keep them off, so the second run (every
+    start of `finq migrate`) must only set what differs."""
+    suffix = uuid.uuid4().hex[:8]
+    app_owner, service_role = f"app_owner_{suffix}", f"app_service_{suffix}"
+    name = urlsplit(database).path.lstrip("/")
+    await owner.execute(f"CREATE ROLE {app_owner} LOGIN CREATEROLE")
+    try:
+        # What it needs to hand on: the tables, sequences and functions with grant option.
+        await owner.execute(f'GRANT CONNECT ON DATABASE "{name}" TO {app_owner} WITH GRANT OPTION')
+        await owner.execute(f"GRANT USAGE ON SCHEMA public TO {app_owner} WITH GRANT OPTION")
+        for kind in ("TABLES", "SEQUENCES", "FUNCTIONS"):
+            await owner.execute(
+                f"GRANT ALL ON ALL {kind} IN SCHEMA public TO {app_owner} WITH GRANT OPTION"
+            )
+        host = urlsplit(database).query  # the Unix socket of the session's server
+        owner_dsn = f"postgresql://{app_owner}@/{name}?{host}"
+        password = uuid.uuid4().hex
+        port = servers.postgres.port
+        service = f"postgresql://{service_role}:{password}@127.0.0.1:{port}/{name}"
+        assert await ensure_service_role(owner_dsn, service) == service_role
+        # An attribute that drifted, one this owner may set: the second run takes it back.
+        await owner.execute(f"ALTER ROLE {service_role} CREATEROLE")
+        assert await ensure_service_role(owner_dsn, service) == service_role
+        role = await owner.fetchrow(
+            "SELECT rolcanlogin, rolsuper, rolcreatedb, rolcreaterole, rolbypassrls, "
+            "rolreplication FROM pg_roles WHERE rolname = $1",
+            service_role,
+        )
+        assert tuple(role) == (True, False, False, False, False, False)
+        conn = await asyncpg.connect(service)
+        try:
+            assert await conn.fetchval("SELECT count(*) FROM metric_values") >= 0
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await conn.fetch("SELECT * FROM users")
+        finally:
+            await conn.close()
+    finally:
+        await owner.execute(f"DROP OWNED BY {app_owner}, {service_role}")
+        await owner.execute(f"DROP ROLE IF EXISTS {service_role}")
+        await owner.execute(f"DROP ROLE {app_owner}")

@@ -44,9 +44,11 @@ SERVICE_ROLE = "finq_app"
 
 # Who may connect how. Over TCP, a password checked with SCRAM, for every role. Over the
 # Unix socket, which sits in the data folder (mode 0700), the operator's own processes: a
-# user who can open that folder can read the data files anyway.
+# user who can open that folder can read the data files anyway, so it may also stream them
+# to a standby (`all` does not match replication connections; a line of their own does).
 PG_HBA = """\
 local all all trust
+local replication all trust
 host all all 127.0.0.1/32 scram-sha-256
 host all all ::1/128 scram-sha-256
 """
@@ -234,6 +236,49 @@ class PostgresServer:
         except Exception:
             self.stop()
             raise
+
+    @classmethod
+    def standby_of(
+        cls, primary: PostgresServer, data_dir: Path, port: int, timeout: float = 120.0
+    ) -> PostgresServer:
+        """A hot standby of the running `primary`, not started: its data folder copied with
+        pg_basebackup over the primary's Unix socket, the WAL streamed along so the copy is
+        consistent, and -R writing standby.signal and the primary_conninfo it streams from
+        once started (read-only, replaying the primary's WAL)."""
+        if (data_dir / "PG_VERSION").exists():
+            return cls(data_dir, port)
+        user = _run_as_postgres_user()
+        if data_dir.exists():
+            shutil.rmtree(data_dir)
+        # PostgreSQL starts only on a folder its owner alone may open; pg_basebackup leaves
+        # the mode of a folder it is given as it finds it.
+        data_dir.mkdir(parents=True, mode=0o700)
+        _give_to(data_dir, user)
+        done = subprocess.run(
+            [
+                str(POSTGRES_BIN_PATH / "pg_basebackup"),
+                "-D",
+                str(data_dir),
+                "-h",
+                str(primary.data_dir.resolve()),
+                "-p",
+                str(primary.port),
+                "-U",
+                "postgres",
+                "-R",
+                "--wal-method=stream",
+                # Start at once rather than at the primary's next scheduled checkpoint.
+                "--checkpoint=fast",
+                "--no-password",
+            ],
+            capture_output=True,
+            user=user,
+            timeout=timeout,
+        )
+        if done.returncode != 0:
+            shutil.rmtree(data_dir, ignore_errors=True)
+            raise ServerError(f"pg_basebackup failed: {done.stderr.decode(errors='replace')}")
+        return cls(data_dir, port)
 
     def _postgres_processes(self) -> list[psutil.Process]:
         """Every live process of PostgreSQL's binary working in this data folder: a server

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 
+import asyncpg
+
 from services.tools.document_search import DocumentSearch
 from services.tools.metric_values import MetricValueCache
 from services.tools.runner import run_route
@@ -11,6 +13,7 @@ from services.tools.settings import ToolsSettings
 from shared import subjects
 from shared.bus import Forward, Handler
 from shared.contracts import Envelope, RouteDecided
+from shared.db import create_pool
 from shared.embedding_service import minilm_on_request
 from shared.embeddings import load_embedder
 from shared.runtime import StageClients, run, serve_stage
@@ -30,14 +33,27 @@ async def document_search(clients: StageClients, settings: ToolsSettings) -> Doc
     return DocumentSearch(embed=remote.encode)
 
 
+async def replica_pool(clients: StageClients) -> asyncpg.Pool | None:
+    """The pool to FINQ_DATABASE_READ_URL, if set, closed with the stage. It opens no
+    connection until a read needs one (min_size 0): a replica that is away does not keep
+    the stage from starting, its reads go to the primary meanwhile."""
+    settings = clients.settings
+    if not settings.database_read_url:  # unset, or set empty (as a template may leave it)
+        return None
+    pool = await create_pool(settings.database_read_url, min_size=0, max_size=settings.db_pool_max)
+    clients.cleanup.push_async_callback(pool.close)
+    return pool
+
+
 async def build_handler(clients: StageClients) -> Handler:
     pool = clients.pool
     assert pool is not None
     settings = clients.settings
     assert isinstance(settings, ToolsSettings)
     documents = await document_search(clients, settings)
-    # Figures from memory, emptied on every change (services/tools/metric_values.py).
-    metric_values = MetricValueCache(settings.database_url)
+    # Figures from memory, emptied on every change (services/tools/metric_values.py), the
+    # ones it lacks read from the read replica when there is one and it has caught up.
+    metric_values = MetricValueCache(settings.database_url, replica=await replica_pool(clients))
     clients.cleanup.push_async_callback(metric_values.aclose)
 
     async def handle(envelope: Envelope[RouteDecided]) -> Forward:

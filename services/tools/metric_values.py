@@ -10,6 +10,12 @@ stale figure, so every read goes to the database until the connection is back, a
 cache starts empty again. It holds at most `max_groups` groups, the least recently used
 dropped first.
 
+With a read replica (`replica`, a pool to a streaming standby: FINQ_DATABASE_READ_URL) the
+groups it lacks are read there, but only from a standby that has replayed past a fence: the
+primary's WAL position read after the last change heard (see FENCE_SQL). A standby that is
+behind, fails or cannot be reached leaves that read to the primary, as without one. LISTEN
+stays on the primary: a standby sends no NOTIFY.
+
 What it answers is what FINANCIAL_METRICS_SQL answers: the rows asked for, with their
 recency within the company's metric, and one `held` row per group with the first and
 latest fiscal year held (services/tools/financial_metrics.py reads both).
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +43,25 @@ CHANNEL = "finq_metric_values"
 # meanwhile reads go to the database.
 RELISTEN_SECONDS = 5.0
 MAX_GROUPS = 4096
+# How long after a replica failed (could not be reached, errored, was too slow) every read
+# goes to the primary before the replica is tried again; and how long a read from it may
+# take before it counts as such a failure and the primary is asked instead.
+REPLICA_RETRY_SECONDS = 5.0
+REPLICA_TIMEOUT_SECONDS = 2.0
+
+# The fence, read on the primary once per change heard: a standby that has replayed up to it
+# shows every change heard until then. The insert position rather than pg_current_wal_lsn()
+# (the write position): a NOTIFY is delivered when its transaction commits, and with
+# synchronous_commit off that is before its commit record has been written out of the WAL
+# buffers, so the write position may still be short of the change; the insert position is
+# past every record inserted, that commit record among them. It may run ahead of what a
+# standby can have yet (it receives WAL only once flushed), which costs a read from the
+# primary, never a stale figure. As a number of bytes, to compare in Python with what each
+# replica connection has seen.
+FENCE_SQL = "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint"
+# How far a standby has replayed (NULL on a server that is no standby: not trusted, since
+# whether it is the primary it seems to be cannot be told from here).
+REPLAYED_SQL = "SELECT pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::bigint"
 
 GROUPS_SQL = """
 SELECT v.symbol, c.display_name, v.metric, v.period_type, v.fiscal_year, v.fiscal_quarter,
@@ -115,9 +141,31 @@ class MetricValueCache:
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
     # Moved on by every change heard: groups read before a change are not kept after it.
     _generation: int = 0
-    # Counted for tests and the log: reads served from memory, and groups read.
+    # A pool to a streaming standby of the primary, or None: every read goes to `db`.
+    replica: asyncpg.Pool | None = None
+    replica_retry_seconds: float = REPLICA_RETRY_SECONDS
+    replica_timeout_seconds: float = REPLICA_TIMEOUT_SECONDS
+    _replica_next_try: float = 0.0
+    # The fence (FENCE_SQL) and the generation it was read for: reused until the next change.
+    _fence: int = 0
+    _fence_generation: int = -1
+    _fencing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # How far each replica connection's server had replayed when last asked. Per connection,
+    # not per pool: the read URL may be a service that spreads connections over several
+    # standbys, each at its own position, and a connection stays on its server.
+    _replayed: weakref.WeakKeyDictionary[asyncpg.Connection, int] = field(
+        default_factory=weakref.WeakKeyDictionary
+    )
+    # Counted for tests and the log: reads served from memory, and groups read (from either
+    # server); of those, the reads from the replica, the reads it was behind for and the ones
+    # it failed; the fences read on the primary, and the replay positions asked of a replica.
     hits: int = 0
     loads: int = 0
+    reads_from_replica: int = 0
+    replay_checks: int = 0
+    replica_behind: int = 0
+    replica_failures: int = 0
+    fences_read: int = 0
 
     @property
     def held_groups(self) -> int:
@@ -181,7 +229,7 @@ class MetricValueCache:
         missing = [key for key in keys if groups.get(key) is None]
         if missing:
             generation = self._generation
-            loaded = await self._load(db, missing, period)
+            loaded = await self._load(db, missing, period, from_replica=listening)
             groups.update(loaded)
             # Kept only if no change was heard while they were read, and changes still are.
             if listening and self.listening and generation == self._generation:
@@ -201,10 +249,16 @@ class MetricValueCache:
                 answer.append({"kind": "held", **group.rows[0]})
         return answer
 
-    async def _load(self, db: Fetcher, keys: list[GroupKey], period: str) -> dict[GroupKey, Group]:
+    async def _load(
+        self, db: Fetcher, keys: list[GroupKey], period: str, from_replica: bool
+    ) -> dict[GroupKey, Group]:
+        """The groups `keys`, from the replica when it may answer (only while changes are
+        heard: otherwise there is no fence to hold it to), else from `db`, the primary."""
         symbols = sorted({symbol for symbol, _, _ in keys})
         metrics = sorted({metric for _, metric, _ in keys})
-        fetched = await db.fetch(GROUPS_SQL, symbols, metrics, period)
+        fetched = await self._from_replica(db, symbols, metrics, period) if from_replica else None
+        if fetched is None:
+            fetched = await db.fetch(GROUPS_SQL, symbols, metrics, period)
         self.loads += 1
         by_key: dict[GroupKey, list[Any]] = {key: [] for key in keys}
         for row in fetched:
@@ -213,7 +267,68 @@ class MetricValueCache:
                 by_key[key].append(row)
         return {key: group_of(rows) for key, rows in by_key.items()}
 
+    async def _fence_for_now(self, db: Fetcher) -> int:
+        """The primary's WAL position read after the last change heard: read by the first
+        load after each change, reused by the loads after it until the next one."""
+        if self._fence_generation == self._generation:
+            return self._fence
+        async with self._fencing:
+            # Loads waiting here take the one the first of them read.
+            if self._fence_generation == self._generation:
+                return self._fence
+            # Tagged with the generation before the read: a change heard during it may or
+            # may not be covered, so the next load reads a fence again.
+            generation = self._generation
+            [row] = await db.fetch(FENCE_SQL)
+            self._fence, self._fence_generation = int(row[0]), generation
+            self.fences_read += 1
+            return self._fence
+
+    async def _from_replica(
+        self, db: Fetcher, symbols: list[str], metrics: list[str], period: str
+    ) -> Sequence[Any] | None:
+        """GROUPS_SQL's rows from the replica, or None when the primary must answer: no
+        replica, one that failed lately, one that is behind the fence, or fails now."""
+        if self.replica is None or time.monotonic() < self._replica_next_try:
+            return None
+        fence = await self._fence_for_now(db)
+        try:
+            async with asyncio.timeout(self.replica_timeout_seconds):
+                async with self.replica.acquire() as conn:
+                    # The check is a statement of its own, before the read: a statement's
+                    # snapshot is taken when it starts, so a replay position read inside
+                    # the same statement (a CTE) could have passed the fence after the
+                    # snapshot and vouch for rows that do not show the change. Once a
+                    # connection has seen its server past the fence, every later statement
+                    # on it takes a snapshot after that, and the read is one round trip.
+                    raw = _connection_of(conn)
+                    if self._replayed.get(raw, -1) < fence:
+                        replayed = await conn.fetchval(REPLAYED_SQL)
+                        self.replay_checks += 1
+                        if replayed is None or replayed < fence:
+                            self.replica_behind += 1
+                            return None
+                        self._replayed[raw] = int(replayed)
+                    fetched = await conn.fetch(GROUPS_SQL, symbols, metrics, period)
+        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            # Unreachable, restarting, a query cancelled by a recovery conflict: the primary
+            # answers, and alone for a while, so that a replica that is away does not cost
+            # every question a failed connection attempt.
+            self._replica_next_try = time.monotonic() + self.replica_retry_seconds
+            self.replica_failures += 1
+            log.warning("reading figures from the primary: the replica failed", error=repr(error))
+            return None
+        self.reads_from_replica += 1
+        return fetched
+
     async def aclose(self) -> None:
         if self._listener is not None:
             listener, self._listener = self._listener, None
             await listener.close()
+
+
+def _connection_of(conn: Any) -> asyncpg.Connection:
+    """The connection itself behind a pool's proxy: a proxy is made anew at every acquire,
+    the connection (and the server it is on) stays."""
+    inner = getattr(conn, "_con", None)
+    return inner if isinstance(inner, asyncpg.Connection) else conn
