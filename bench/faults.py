@@ -105,6 +105,8 @@ RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
 # The pipeline's timings: short, so a fault costs seconds, not minutes.
 ACK_WAIT_SECONDS = 3.0
 DEADLINE_SECONDS = 10.0
+# While a server is down, a question is asked this often besides the steady load.
+PROBE_EVERY_SECONDS = 0.25
 # Longer than the database outage: a question saved just before it is answered after it.
 RETRY_BUDGET_SECONDS = 90.0
 RECONCILE_EVERY_SECONDS = 1.0
@@ -644,11 +646,11 @@ class FaultRun:
 
     async def probe(self, nemesis: str, seconds: float) -> list[asyncio.Task[Attempt]]:
         """Questions asked while a server is down (the steady clients may all be waiting on
-        answers then): one every quarter of a second for `seconds`."""
+        answers then): one every PROBE_EVERY_SECONDS for `seconds`."""
         probes = []
-        for _ in range(max(1, int(seconds / 0.25))):
+        for _ in range(max(1, int(seconds / PROBE_EVERY_SECONDS))):
             probes.append(asyncio.create_task(self.ask(nemesis)))
-            await asyncio.sleep(0.25)
+            await asyncio.sleep(PROBE_EVERY_SECONDS)
         return probes
 
     async def stage_kill(self) -> None:
