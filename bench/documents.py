@@ -188,7 +188,7 @@ async def fill_synthetic(dsn: str, embedder: MiniLMEmbedder, count: int) -> floa
                     (
                         doc_id, index // len(docs), 1 + index % 90, 1 + index % 90, None, text,
                         "", False, None, 0.8, "{}", "filings", symbol, "10-K", year, None, None,
-                        vector,
+                        vector, None,  # user_id: filings finq ingested for everyone
                     )
                 )  # fmt: skip
             await conn.copy_records_to_table("chunks", records=records, columns=CHUNK_COLUMNS)

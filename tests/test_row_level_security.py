@@ -13,7 +13,15 @@ import asyncpg
 import pytest
 
 from services.control.servers import SERVICE_ROLE
-from shared.db import ACT_AS_SQL, acting_as, create_pool, ensure_service_role, login_of
+from shared.db import (
+    ACT_AS_SQL,
+    acting_as,
+    create_pool,
+    ensure_service_role,
+    list_migrations,
+    login_of,
+    migrate,
+)
 from tests.conftest import Servers
 
 # The tables whose rows belong to a user.
@@ -365,3 +373,45 @@ async def test_an_owner_that_is_no_superuser_can_prepare_the_services_role_twice
         await owner.execute(f"DROP OWNED BY {app_owner}, {service_role}")
         await owner.execute(f"DROP ROLE IF EXISTS {service_role}")
         await owner.execute(f"DROP ROLE {app_owner}")
+
+
+async def test_the_migrations_run_under_an_owner_that_is_no_superuser_once_vector_is_made(
+    servers: Servers,
+) -> None:
+    """As in deploy/k8s-cnpg: CloudNativePG makes the database's owner with CREATEROLE and
+    no superuser, and its postInitApplicationSQL (run as a superuser) makes the one thing
+    the migrations cannot: the vector extension, which pgvector does not mark trusted. Every
+    migration, and the services' role, then need nothing more of the owner."""
+    suffix = uuid.uuid4().hex[:8]
+    app_owner, name = f"cnpg_owner_{suffix}", f"cnpg_{suffix}"
+    service_role = f"cnpg_service_{suffix}"
+    admin = await asyncpg.connect(servers.postgres.dsn)
+    try:
+        await admin.execute(f"CREATE ROLE {app_owner} LOGIN CREATEROLE")
+        await admin.execute(f'CREATE DATABASE "{name}" OWNER {app_owner}')
+        superuser_here = await asyncpg.connect(servers.postgres.dsn_for(name))
+        try:
+            await superuser_here.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        finally:
+            await superuser_here.close()
+        host = urlsplit(servers.postgres.dsn).query  # the Unix socket
+        owner_dsn = f"postgresql://{app_owner}@/{name}?{host}"
+        applied = await migrate(owner_dsn)
+        assert len(applied) == len(list_migrations())
+        assert await migrate(owner_dsn) == []
+        password = uuid.uuid4().hex
+        service = f"postgresql://{service_role}:{password}@127.0.0.1:{servers.postgres.port}/{name}"
+        for _ in range(2):  # every start of `finq migrate`
+            assert await ensure_service_role(owner_dsn, service) == service_role
+        conn = await asyncpg.connect(service)
+        try:
+            assert await conn.fetchval("SELECT count(*) FROM metric_values") == 0
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await conn.fetch("SELECT * FROM users")
+        finally:
+            await conn.close()
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.execute(f"DROP ROLE IF EXISTS {service_role}")
+        await admin.execute(f"DROP ROLE IF EXISTS {app_owner}")
+        await admin.close()
