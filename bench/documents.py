@@ -148,7 +148,8 @@ async def fill_synthetic(dsn: str, embedder: MiniLMEmbedder, count: int) -> floa
         for topic in TOPICS[:4]
     ]
     base = embedder.encode(texts)
-    pool = await create_pool(dsn, min_size=1, max_size=2)
+    # Building the index over 50,000 vectors takes longer than the services let a query run.
+    pool = await create_pool(dsn, min_size=1, max_size=2, query_timeout_seconds=900)
     started = time.perf_counter()
     try:
         async with pool.acquire() as conn:
