@@ -328,6 +328,18 @@ async def test_a_pooled_scope_acts_for_its_user_and_leaves_the_connection_acting
         await pool.close()
 
 
+async def assert_logs_in_reads_figures_and_no_user_table(service_dsn: str) -> None:
+    """The services' role made by ensure_service_role: it logs in, reads the figures and is
+    refused the table of users (kept for the owner's SECURITY DEFINER functions)."""
+    conn = await asyncpg.connect(service_dsn)
+    try:
+        assert await conn.fetchval("SELECT count(*) FROM metric_values") >= 0
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await conn.fetch("SELECT * FROM users")
+    finally:
+        await conn.close()
+
+
 async def test_an_owner_that_is_no_superuser_can_prepare_the_services_role_twice(
     servers: Servers, database: str, owner: asyncpg.Connection
 ) -> None:
@@ -362,13 +374,7 @@ async def test_an_owner_that_is_no_superuser_can_prepare_the_services_role_twice
             service_role,
         )
         assert tuple(role) == (True, False, False, False, False, False)
-        conn = await asyncpg.connect(service)
-        try:
-            assert await conn.fetchval("SELECT count(*) FROM metric_values") >= 0
-            with pytest.raises(asyncpg.InsufficientPrivilegeError):
-                await conn.fetch("SELECT * FROM users")
-        finally:
-            await conn.close()
+        await assert_logs_in_reads_figures_and_no_user_table(service)
     finally:
         await owner.execute(f"DROP OWNED BY {app_owner}, {service_role}")
         await owner.execute(f"DROP ROLE IF EXISTS {service_role}")
@@ -403,13 +409,7 @@ async def test_the_migrations_run_under_an_owner_that_is_no_superuser_once_vecto
         service = f"postgresql://{service_role}:{password}@127.0.0.1:{servers.postgres.port}/{name}"
         for _ in range(2):  # every start of `finq migrate`
             assert await ensure_service_role(owner_dsn, service) == service_role
-        conn = await asyncpg.connect(service)
-        try:
-            assert await conn.fetchval("SELECT count(*) FROM metric_values") == 0
-            with pytest.raises(asyncpg.InsufficientPrivilegeError):
-                await conn.fetch("SELECT * FROM users")
-        finally:
-            await conn.close()
+        await assert_logs_in_reads_figures_and_no_user_table(service)
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.execute(f"DROP ROLE IF EXISTS {service_role}")
