@@ -35,6 +35,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from bench.percentiles import percentile  # noqa: E402
 from shared.embeddings import MiniLMEmbedder  # noqa: E402
 from shared.metric_catalog import METRICS_BY_ID  # noqa: E402
 from shared.metric_resolver import (  # noqa: E402
@@ -192,14 +193,6 @@ def accuracy_report(known: list[Outcome], unknown: list[Outcome]) -> dict[str, A
 
 
 # --- latency ------------------------------------------------------------------------------
-
-
-def percentile(sorted_values: list[float], p: float) -> float:
-    """Nearest-rank percentile of an ascending list."""
-    if not sorted_values:
-        return math.nan
-    rank = max(1, math.ceil(p / 100.0 * len(sorted_values)))
-    return sorted_values[rank - 1]
 
 
 def summarize_us(samples_ns: list[int]) -> dict[str, float]:

@@ -41,6 +41,7 @@ if str(REPO_ROOT) not in sys.path:
 import httpx  # noqa: E402
 import psutil  # noqa: E402
 
+from bench.percentiles import percentile  # noqa: E402
 from bench.stage_profiles import StageProfile, StageProfiler, print_profiles  # noqa: E402
 from bench.time_breakdown import Asked, bare_hop, breakdown_lines, time_breakdown  # noqa: E402
 from services.control.cli import prepare_database, wait_until_ready  # noqa: E402
@@ -116,14 +117,6 @@ class LevelResult:
     failure_samples: list[str] = field(default_factory=list)
     # Where one question's time went, part by part (bench/time_breakdown.py): c=1 only.
     time_parts: dict[str, Any] = field(default_factory=dict)
-
-
-def percentile(sorted_values: list[float], p: float) -> float:
-    """Nearest-rank percentile of an ascending list."""
-    if not sorted_values:
-        return math.nan
-    rank = max(1, math.ceil(p / 100.0 * len(sorted_values)))
-    return sorted_values[rank - 1]
 
 
 # One question: returns None when it succeeded, or a description of what went wrong.
@@ -774,19 +767,23 @@ def results_section(report: dict[str, Any]) -> str:
                 f"(p50 / max messages): {depth}.",
             ]
     alone = next(
-        (r for r in report["pipeline"] if r["concurrency"] == 1 and r.get("time_parts")), None
+        (
+            r
+            for r in report["pipeline"]
+            if r["concurrency"] == 1 and r["time_parts"].get("questions")
+        ),
+        None,
     )
-    table = breakdown_lines(alone["time_parts"], report.get("bare_hop")) if alone else []
-    if table:
-        parts = alone["time_parts"] if alone else {}
+    if alone is not None:
         lines += [
             "",
-            f"Where one question's time goes with one client ({parts['questions']} questions;"
+            "Where one question's time goes with one client "
+            f"({alone['time_parts']['questions']} questions;"
             " from each answer's request id, the client's clock and what the pipeline "
             "recorded: `bench/time_breakdown.py`). The parts of each question add up to its "
             "latency, and their means to the mean latency:",
             "",
-            *table,
+            *breakdown_lines(alone["time_parts"], report.get("bare_hop")),
         ]
     if report["pipeline"]:
         lines += [

@@ -36,6 +36,7 @@ import asyncpg
 from nats.js.api import StorageType, StreamConfig
 from pydantic import SecretStr
 
+from bench.percentiles import percentile
 from shared import bus
 from shared.subjects import Stage
 
@@ -94,14 +95,6 @@ def parts_of(asked: Asked, saved_at: datetime, stages: Sequence[dict[str, Any]])
     return [(later - earlier) * 1000.0 for earlier, later in itertools.pairwise(moments)]
 
 
-def percentile(values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(p / 100.0 * len(ordered))) - 1]
-
-
 def summarize(per_question: Sequence[list[float]]) -> dict[str, Any]:
     """Each part's mean and p50 over the questions, and the mean latency they add up to."""
     if not per_question:
@@ -117,7 +110,7 @@ def summarize(per_question: Sequence[list[float]]) -> dict[str, Any]:
             {
                 "part": name,
                 "mean_ms": round(mean, 3),
-                "p50_ms": round(percentile(values, 50), 3),
+                "p50_ms": round(percentile(sorted(values), 50), 3),
                 "share": round(mean / mean_total, 3) if mean_total > 0 else math.nan,
             }
         )
@@ -125,7 +118,7 @@ def summarize(per_question: Sequence[list[float]]) -> dict[str, Any]:
         "questions": count,
         "parts": rows,
         "mean_total_ms": round(mean_total, 3),
-        "p50_total_ms": round(percentile(totals, 50), 3),
+        "p50_total_ms": round(percentile(sorted(totals), 50), 3),
     }
 
 
@@ -143,10 +136,7 @@ async def time_breakdown(dsn: str, asked: Sequence[Asked]) -> dict[str, Any]:
         row = recorded.get(question.request_id)
         if row is None:
             continue
-        stages = row["stages"]
-        parts = parts_of(
-            question, row["saved_at"], json.loads(stages) if isinstance(stages, str) else stages
-        )
+        parts = parts_of(question, row["saved_at"], json.loads(row["stages"]))
         if parts:
             per_question.append(parts)
     summary = summarize(per_question)
@@ -186,7 +176,7 @@ async def bare_hop(url: str, user: str, password: SecretStr, count: int = 300) -
                 hops.append((finished - started) * 1000.0)
         await subscription.unsubscribe()
         return {
-            "p50_ms": round(percentile(hops, 50), 3),
+            "p50_ms": round(percentile(sorted(hops), 50), 3),
             "mean_ms": round(sum(hops) / len(hops), 3),
             "hops": float(len(hops)),
         }

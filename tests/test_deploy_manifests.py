@@ -30,6 +30,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from copy import deepcopy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -1415,8 +1416,14 @@ def kustomize_build(directory: Path) -> tuple[list[dict[str, Any]], dict[str, di
 
 
 @pytest.fixture(scope="module")
-def cnpg() -> list[dict[str, Any]]:
-    return kustomize_build(CNPG_DIR)[0]
+def cnpg_build() -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The overlay's objects and its secretGenerators, built once for the module."""
+    return kustomize_build(CNPG_DIR)
+
+
+@pytest.fixture(scope="module")
+def cnpg(cnpg_build) -> list[dict[str, Any]]:
+    return cnpg_build[0]
 
 
 def k8s_container_envs(docs: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
@@ -1431,7 +1438,7 @@ def k8s_container_envs(docs: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
 
 
 def without_env(workload: dict[str, Any]) -> dict[str, Any]:
-    copy: dict[str, Any] = json.loads(json.dumps(workload))
+    copy: dict[str, Any] = deepcopy(workload)
     for container in all_containers(copy):
         container.pop("env", None)
     return copy
@@ -1489,7 +1496,9 @@ def test_the_cnpg_overlay_keeps_every_base_object_but_the_single_postgres(k8s, c
             assert doc["metadata"]["namespace"] == "finq", object_id(doc)
 
 
-def test_the_cnpg_cluster_is_three_pgvector_instances_committing_on_any_one_replica(k8s, cnpg):
+def test_the_cnpg_cluster_is_three_pgvector_instances_committing_on_any_one_replica(
+    k8s, cnpg, cnpg_build
+):
     cluster = objects(cnpg, "Cluster")[CNPG_CLUSTER]
     assert cluster["apiVersion"] == "postgresql.cnpg.io/v1"
     spec = cluster["spec"]
@@ -1514,7 +1523,7 @@ def test_the_cnpg_cluster_is_three_pgvector_instances_committing_on_any_one_repl
     initdb = spec["bootstrap"]["initdb"]
     assert initdb["database"] == base_env["POSTGRES_DB"]
     assert initdb["owner"] == base_env["POSTGRES_USER"]
-    assert initdb["secret"]["name"] in kustomize_build(CNPG_DIR)[1]
+    assert initdb["secret"]["name"] in cnpg_build[1]
     # The owner is no superuser: a superuser makes the vector extension at init (pgvector
     # is not trusted; the migrations' CREATE EXTENSION IF NOT EXISTS is then a no-op), and
     # the owner gets CREATEROLE alone, to make and keep the services' role.
@@ -1677,13 +1686,15 @@ def test_the_cnpg_network_policies_admit_exactly_the_pods_that_connect(k8s, cnpg
                 assert {p["port"] for p in rule["ports"]} <= CNPG_INSTANCE_PORTS
 
 
-def test_the_cnpg_overlay_writes_no_credential_and_only_migrate_holds_the_owners(k8s, cnpg):
+def test_the_cnpg_overlay_writes_no_credential_and_only_migrate_holds_the_owners(
+    k8s, cnpg, cnpg_build
+):
     texts = {p.relative_to(CNPG_DIR): p.read_text() for p in CNPG_DIR.rglob("*.yaml")}
     for name, text in texts.items():
         for password in URL_WITH_PASSWORD.findall(text):
             assert password.startswith("$("), f"{name}: a password in a URL"
     assert not objects(cnpg, "Secret"), "Secrets are generated, not kept"
-    generators = kustomize_build(CNPG_DIR)[1]
+    generators = cnpg_build[1]
     owner = generators["finq-db-owner"]
     # The shape CNPG reads: username (not a credential) in the file, the password from an
     # uncommitted env file whose example holds a placeholder only.
