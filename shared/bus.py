@@ -34,7 +34,7 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import BadRequestError, NotFoundError
+from nats.js.errors import BadRequestError, NotFoundError, ServerError
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from shared import subjects
@@ -51,6 +51,13 @@ MSG_ID_HEADER = "Nats-Msg-Id"
 AUTHORIZATION_VIOLATION = "authorization violation"
 # JetStream's error code for "subjects overlap with an existing stream".
 SUBJECTS_OVERLAP = 10065
+# nats-server's answer when it could not make a stream's store on disk (JSStreamCreateErrF).
+STREAM_STORE_FAILED = 10049
+# How long a stream's creation is retried while its store cannot be made: nats-server
+# removes an emptied account's `streams` directory in a goroutine after deleting its last
+# stream, so a stream created at that moment fails to make its directory (ENOENT) and
+# succeeds when asked again. Past this budget the failure is real (disk, permissions).
+STREAM_STORE_RETRY_SECONDS = 2.0
 # Streams finq has ever created start with this; others are never deleted.
 LEGACY_STREAM_PREFIX = "FINQ"
 # Repeated publishes of one Nats-Msg-Id within this window are dropped by the server.
@@ -190,13 +197,34 @@ async def ensure_streams(
     )
     for config in configs:
         try:
-            await js.add_stream(config)
+            await _add_stream(js, config)
         except BadRequestError as error:
             if error.err_code != SUBJECTS_OVERLAP:
                 await js.update_stream(config)
                 continue
             await _retire_overlapping_streams(js, config)
+            await _add_stream(js, config)
+
+
+async def _add_stream(js: JetStreamContext, config: StreamConfig) -> None:
+    """Add a stream, asking again while nats-server fails to make its store
+    (STREAM_STORE_RETRY_SECONDS says why that failure can pass)."""
+    give_up_at = time.monotonic() + STREAM_STORE_RETRY_SECONDS
+    delay = 0.02
+    while True:
+        try:
             await js.add_stream(config)
+            return
+        except ServerError as error:
+            if error.err_code != STREAM_STORE_FAILED or time.monotonic() >= give_up_at:
+                raise
+            log.warning(
+                "nats-server could not make a stream's store; asking again",
+                stream=config.name,
+                description=error.description,
+            )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.25)
 
 
 async def _retire_overlapping_streams(js: JetStreamContext, config: StreamConfig) -> None:

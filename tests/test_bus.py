@@ -335,3 +335,24 @@ async def test_a_stream_of_an_older_layout_gives_way_to_the_stage_streams(
         server.stop()
     assert "FINQ_OLD" not in names
     assert set(subjects.STAGE_STREAMS.values()) <= names
+
+
+async def test_a_stream_whose_store_cannot_be_made_at_first_is_made_when_asked_again(
+    nc: NatsClient, nats_server: NatsServer
+) -> None:
+    # nats-server deletes an emptied account's streams directory in the background, so a
+    # stream made right after the last one was deleted can fail to make its store once.
+    # A file where the store's directory goes fails that step the same way; nats-server
+    # clears what a failed creation left, so the next attempt succeeds.
+    js = nc.jetstream()
+    name = subjects.DEAD_LETTER_STREAM
+    await js.delete_stream(name)
+    (nats_server.data_dir / "jetstream" / "$G" / "streams" / name).write_text("no directory")
+    failures_before = _store_failures(nats_server, name)
+    await bus.ensure_streams(js)
+    assert _store_failures(nats_server, name) == failures_before + 1
+    assert (await js.stream_info(name)).config.subjects == [f"{subjects.DEAD_LETTER_PREFIX}.>"]
+
+
+def _store_failures(server: NatsServer, stream: str) -> int:
+    return server.log_path.read_text().count(f"Stream create failed for '$G > {stream}'")
