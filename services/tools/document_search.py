@@ -272,11 +272,10 @@ def _filters(
         values.append(value)
         clauses.append(clause.format(f"${first + len(values) - 1}"))
 
-    add(
-        "EXISTS (SELECT 1 FROM documents owner WHERE owner.id = c.document_id "
-        "AND (owner.user_id IS NULL OR owner.user_id = {}))",
-        user_id,
-    )
+    # On the chunk's own owner column (its document's, written with it), so the HNSW index
+    # can order the chunks and filter as it goes: a join to documents here made PostgreSQL
+    # rank every chunk by exact distance instead (243 ms over 50,000 chunks).
+    add("(c.user_id IS NULL OR c.user_id = {})", user_id)
 
     if args.symbols:
         add("c.symbol = ANY({}::text[])", args.symbols)
