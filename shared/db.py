@@ -330,24 +330,18 @@ async def ensure_service_role(owner_dsn: str, service_dsn: str) -> str | None:
                 f"SELECT {', '.join(_SERVICE_ROLE_ATTRIBUTES)} FROM pg_roles WHERE rolname = $1",
                 service.user,
             )
-            if current is None:
-                # CREATE ROLE takes every NO... from an owner that is no superuser.
-                attributes = " ".join(
-                    keyword if wanted else f"NO{keyword}"
-                    for keyword, wanted in _SERVICE_ROLE_ATTRIBUTES.values()
-                )
-                await conn.execute(f"CREATE ROLE {role} WITH {attributes} PASSWORD {password}")
-            else:
-                # Only what differs: since PostgreSQL 16 an owner that is no superuser (as
-                # CloudNativePG's application owner) may not name SUPERUSER, REPLICATION,
-                # BYPASSRLS, nor CREATEDB without having it, in an ALTER ROLE at all, even
-                # to keep them off; the second start would fail on them.
-                attributes = " ".join(
-                    keyword if wanted else f"NO{keyword}"
-                    for column, (keyword, wanted) in _SERVICE_ROLE_ATTRIBUTES.items()
-                    if current[column] != wanted
-                )
-                await conn.execute(f"ALTER ROLE {role} WITH {attributes} PASSWORD {password}")
+            # A new role is given every attribute (CREATE ROLE takes every NO... from an owner
+            # that is no superuser); an existing one only what differs: since PostgreSQL 16
+            # an owner that is no superuser (as CloudNativePG's application owner) may not
+            # name SUPERUSER, REPLICATION, BYPASSRLS, nor CREATEDB without having it, in an
+            # ALTER ROLE at all, even to keep them off; the second start would fail on them.
+            attributes = " ".join(
+                keyword if wanted else f"NO{keyword}"
+                for column, (keyword, wanted) in _SERVICE_ROLE_ATTRIBUTES.items()
+                if current is None or current[column] != wanted
+            )
+            verb = "CREATE" if current is None else "ALTER"
+            await conn.execute(f"{verb} ROLE {role} WITH {attributes} PASSWORD {password}")
         finally:
             await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY + 1)
         await conn.execute(f"GRANT CONNECT ON DATABASE {database} TO {role}")

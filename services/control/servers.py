@@ -116,6 +116,16 @@ def _give_to(path: Path, user: str | None) -> None:
     os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
+def _empty_data_dir(data_dir: Path, user: str | None) -> None:
+    """A new, empty data folder for initdb or pg_basebackup, in place of any half-made one,
+    owned by the user PostgreSQL runs as and open to it alone: PostgreSQL starts only on
+    such a folder, and pg_basebackup leaves the mode of a folder it is given as it finds it."""
+    if data_dir.exists():
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True, mode=0o700)
+    _give_to(data_dir, user)
+
+
 @dataclass
 class PostgresServer:
     data_dir: Path
@@ -175,10 +185,7 @@ class PostgresServer:
         user = _run_as_postgres_user()
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         if not (self.data_dir / "PG_VERSION").exists():
-            if self.data_dir.exists():
-                shutil.rmtree(self.data_dir)
-            self.data_dir.mkdir(parents=True)
-            _give_to(self.data_dir, user)
+            _empty_data_dir(self.data_dir, user)
             subprocess.run(
                 [
                     str(POSTGRES_BIN_PATH / "initdb"),
@@ -248,12 +255,7 @@ class PostgresServer:
         if (data_dir / "PG_VERSION").exists():
             return cls(data_dir, port)
         user = _run_as_postgres_user()
-        if data_dir.exists():
-            shutil.rmtree(data_dir)
-        # PostgreSQL starts only on a folder its owner alone may open; pg_basebackup leaves
-        # the mode of a folder it is given as it finds it.
-        data_dir.mkdir(parents=True, mode=0o700)
-        _give_to(data_dir, user)
+        _empty_data_dir(data_dir, user)
         done = subprocess.run(
             [
                 str(POSTGRES_BIN_PATH / "pg_basebackup"),
