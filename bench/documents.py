@@ -51,7 +51,7 @@ from services.ingest.documents import complete_metadata, load_companies  # noqa:
 from services.tools.document_search import DocumentSearch  # noqa: E402
 from shared.db import create_pool  # noqa: E402
 from shared.embeddings import MiniLMEmbedder  # noqa: E402
-from shared.tool_schemas import SearchDocumentsArgs  # noqa: E402
+from shared.tools import SearchDocumentsArgs  # noqa: E402
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
 SYMBOLS = ("AAPL", "MSFT", "NVDA", "GOOGL", "AMZN", "TSLA", "FB")

@@ -16,7 +16,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from shared.intents import INTENT_NAMES
 from shared.metric_catalog import Metric
 from shared.subjects import Stage
-from shared.tool_schemas import ActivityKindName, AssetClassName
+from shared.tools import (
+    TOOL_SPECS_BY_NAME,
+    ActivityKindName,
+    AnyToolArguments,
+    AssetClassName,
+    ToolArguments,
+    ToolName,
+)
 
 MAX_QUESTION_CHARS = 2000
 
@@ -44,9 +51,44 @@ class Contract(BaseModel):
 # --- tool calls and their results -------------------------------------------------
 
 
-class ToolCall(Contract):
-    tool: str
-    arguments: dict[str, Any]
+class CallOfTool(Contract):
+    """A tool's name and its arguments, typed by the tool's spec: the arguments decode into
+    the argument model that `tool` names, so a call that crosses a process is validated on
+    both sides and read by field, never by key."""
+
+    tool: ToolName
+    arguments: AnyToolArguments
+
+    @model_validator(mode="before")
+    @classmethod
+    def _arguments_of_the_named_tool(cls, data: Any) -> Any:
+        # The union alone cannot tell two tools whose arguments look alike (the value of an
+        # account and its cash take the same fields): the tool's name decides.
+        if isinstance(data, dict):
+            spec = TOOL_SPECS_BY_NAME.get(data.get("tool"))  # type: ignore[arg-type]
+            raw = data.get("arguments")
+            if spec is not None and not isinstance(raw, spec.arguments):
+                data = {**data, "arguments": spec.arguments.model_validate(raw or {})}
+        return data
+
+    @model_validator(mode="after")
+    def _arguments_are_the_tools_own(self) -> CallOfTool:
+        expected = TOOL_SPECS_BY_NAME[self.tool].arguments
+        if type(self.arguments) is not expected:
+            raise ValueError(f"{self.tool} takes {expected.__name__}")
+        return self
+
+
+class ToolCall(CallOfTool):
+    """One call of a route's plan."""
+
+    @classmethod
+    def of(cls, arguments: ToolArguments) -> ToolCall:
+        """The call of the tool whose argument model `arguments` is."""
+        for spec in TOOL_SPECS_BY_NAME.values():
+            if type(arguments) is spec.arguments:
+                return cls(tool=spec.name, arguments=arguments)
+        raise ValueError(f"no tool takes {type(arguments).__name__}")
 
 
 class Source(Contract):
@@ -158,9 +200,9 @@ class Passage(Contract):
     public: bool = True
 
 
-class ToolResult(Contract):
-    tool: str
-    arguments: dict[str, Any]
+class ToolResult(CallOfTool):
+    """What one call fetched, with the call it answers."""
+
     facts: list[Fact] = Field(default_factory=list)
     sources: list[Source] = Field(default_factory=list)
     # What the tool looked for and did not find, said plainly, e.g. "TSLA revenue FY2031".
@@ -595,11 +637,9 @@ class RoutedSummary(Contract):
     tool_calls: list[ToolCall] = Field(default_factory=list)
 
 
-class ToolRun(Contract):
+class ToolRun(CallOfTool):
     """One tool the tools stage ran, with what came back."""
 
-    tool: str
-    arguments: dict[str, Any]
     facts: int = Field(ge=0)
     passages: int = Field(ge=0)
     error_code: str | None = None

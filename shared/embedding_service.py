@@ -3,8 +3,8 @@ for the router and the tools, so no other process loads torch (issue 17: each pr
 the model's holder stays under 200 MB resident).
 
 The exchange is core NATS, outside the streams. A requester (`RemoteEmbedder`) subscribes
-once, at start, to its own answers (`finq.v2.embedded.<stage>.<instance>.*`) and publishes
-each `EmbeddingRequest` on `finq.v2.embed` with a reply subject of its own below that, so
+once, at start, to its own answers (`finq.v3.embedded.<stage>.<instance>.*`) and publishes
+each `EmbeddingRequest` on `finq.v3.embed` with a reply subject of its own below that, so
 the answer never goes into an `_INBOX` (no stage may publish there: shared/nats_permissions.py).
 The ingest replicas share the requests in one queue group (`EmbeddingServer`), encode in a
 thread, and answer with the vectors as float32 bytes, the shape in an `EmbeddingsReady`
@@ -154,7 +154,7 @@ def read_answer(header: str | None, body: bytes) -> npt.NDArray[np.float32]:
 
 
 class EmbeddingServer:
-    """The ingest stage's side: answers `finq.v2.embed` with its embedder, sharing the
+    """The ingest stage's side: answers `finq.v3.embed` with its embedder, sharing the
     requests with the other ingest replicas in one queue group. One request at a time per
     replica: encoding uses the cores anyway."""
 

@@ -13,7 +13,7 @@ What the table guarantees:
 - each stage publishes its own outputs, its own dead letters and failure notices, and
   acks only messages of its own durable consumer;
 - only the ingest stage (which holds the embedding model) answers embedding requests, and
-  only under `finq.v2.embedded.>`; only the router and the tools ask (`finq.v2.embed`), and
+  only under `finq.v3.embedded.>`; only the router and the tools ask (`finq.v3.embed`), and
   each hears answers addressed to its own stage only;
 - each user subscribes to its own inbox only (`_INBOX.<user>.>`, the prefix
   `shared.bus.connect` gives the client), so no stage reads another's pulled messages or

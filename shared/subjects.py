@@ -9,7 +9,8 @@ from __future__ import annotations
 from enum import StrEnum
 
 # v2: the route is typed (`Understood`), not a free dict of entities.
-VERSION = "v2"
+# v3: a tool call's arguments are the tool's own argument model, not a free dict.
+VERSION = "v3"
 PREFIX = f"finq.{VERSION}"
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from services.answerer.formatting import source_citation
 from shared.contracts import Citation, Passage, Source
@@ -41,6 +40,7 @@ from shared.filing_text import (
     terms,
     words,
 )
+from shared.tools import SearchDocumentsArgs, ToolArguments
 
 # Sentences end at terminal punctuation before a capital, a quote or a bracket; "U.S." and
 # "Inc." stay inside one, and decimals never break (no space after the point).
@@ -333,22 +333,23 @@ def best_quote(question: str, passage: Passage) -> str:
     return _prose_quote(best)
 
 
-def search_scope(arguments: dict[str, Any], companies: dict[str, str]) -> str:
+def search_scope(arguments: ToolArguments, companies: dict[str, str]) -> str:
     """Where a search looked, for the answer that found nothing: "for Apple's 10-K for fiscal
-    2022 " (companies: symbol → name)."""
+    2022 " (companies: symbol → name); nothing for a call that searched no documents."""
+    if not isinstance(arguments, SearchDocumentsArgs):
+        return ""
     parts: list[str] = []
-    symbols = [str(s) for s in arguments.get("symbols") or []]
-    forms = [str(f) for f in arguments.get("forms") or []]
+    symbols, forms = arguments.symbols or [], arguments.forms or []
     if symbols:
         names = " or ".join(possessive(companies.get(s, s)) for s in symbols)
         parts.append(f"in {names} {' or '.join(forms) or 'filings'}")
     elif forms:
         parts.append(f"in the {' or '.join(forms)} documents")
-    if arguments.get("fiscal_year"):
-        quarter = arguments.get("fiscal_quarter")
-        parts.append(f"for {f'Q{quarter} of ' if quarter else ''}fiscal {arguments['fiscal_year']}")
-    if arguments.get("collection"):
-        parts.append(f"in {arguments['collection']!s}")
+    if arguments.fiscal_year:
+        quarter = arguments.fiscal_quarter
+        parts.append(f"for {f'Q{quarter} of ' if quarter else ''}fiscal {arguments.fiscal_year}")
+    if arguments.collection:
+        parts.append(f"in {arguments.collection}")
     return " ".join(parts) + " " if parts else ""
 
 

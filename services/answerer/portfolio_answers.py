@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from services.answerer.passages import compose_passages_answer
 from shared.contracts import Citation, Fact, RouteDecided, Source
 from shared.portfolio.ledger import HOLDING_PERFORMANCE_METHOD, TIME_WEIGHTED_RETURN_METHOD
+from shared.tools import RankHoldingsArgs
 from shared.value_formatting import format_per_share
 
 PORTFOLIO = "PORTFOLIO"
@@ -258,9 +259,12 @@ def compose_ranking(facts: list[Fact], cite: Citing, route: RouteDecided) -> lis
     ranked = _by((f for f in facts if f.metric in ("holding_gain", "holding_return")), "symbol")
     if not ranked:
         return []
-    arguments = route.tool_calls[0].arguments if route.tool_calls else {}
-    order = "worst" if arguments.get("order") == "worst" else "best"
-    by = "in dollars" if arguments.get("by") == "usd" else "by percent"
+    asked = next(
+        (c.arguments for c in route.tool_calls if isinstance(c.arguments, RankHoldingsArgs)),
+        RankHoldingsArgs(),
+    )
+    order = asked.order
+    by = "in dollars" if asked.by == "usd" else "by percent"
     first = next(iter(ranked.values()))["holding_gain"]
     sentences = [
         f"Your {order} holdings {by} from {first.period_start} to {first.period_end}, "

@@ -706,7 +706,7 @@ async def evaluate_retrieval(dsn: str, data_dir: Path, report_path: Path | None)
     from services.tools.document_search import DocumentSearch
     from shared.db import create_pool
     from shared.embeddings import EmbeddingSettings, load_embedder
-    from shared.tool_schemas import FILINGS_COLLECTION, SearchDocumentsArgs
+    from shared.tools import FILINGS_COLLECTION, SearchDocumentsArgs
 
     questions = load_team_questions() + load_financebench_questions(data_dir)
     needed = sorted({(q.symbol, q.document) for q in questions})

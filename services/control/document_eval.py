@@ -299,7 +299,7 @@ async def evaluate_documents(
     from services.validator.checking import check_answer
     from shared.db import create_pool
     from shared.embeddings import EmbeddingSettings, load_embedder
-    from shared.tool_schemas import SearchDocumentsArgs
+    from shared.tools import SearchDocumentsArgs
 
     questions = load_document_questions(questions_path, split)
     pool = await create_pool(dsn, min_size=1, max_size=4)

@@ -13,7 +13,7 @@ from services.control.progress import Progress
 from services.ingest.documents import DocumentSettings, document_files, ingest_file, stored_as_is
 from shared.db import create_pool
 from shared.embeddings import Embedder, EmbeddingSettings, load_embedder
-from shared.tool_schemas import FILINGS_COLLECTION
+from shared.tools import FILINGS_COLLECTION
 
 
 def _digest(path: Path) -> str:

@@ -187,7 +187,7 @@ async def ingest_evaluation_filings(
     data_dir/filings/<TICKER>/, into the filings collection; a file already held as it is
     is kept, so a second run over the same database is quick."""
     from services.ingest.documents import ingest_file
-    from shared.tool_schemas import FILINGS_COLLECTION
+    from shared.tools import FILINGS_COLLECTION
 
     for symbol, name in needed:
         path = data_dir / "filings" / symbol / name

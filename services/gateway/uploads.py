@@ -1,6 +1,6 @@
 """Document uploads at the gateway: POST /v1/documents checks the file's type and size as
 it is read, then commits its `documents` row (status pending) and its bytes
-(`document_files`) in one transaction and publishes finq.v2.document.uploaded; the ingest
+(`document_files`) in one transaction and publishes finq.v3.document.uploaded; the ingest
 stage (services/ingest/main.py) parses, chunks and embeds it, recording status and progress
 on the row, which GET /v1/documents/{id} reads.
 
@@ -30,7 +30,7 @@ from shared import subjects
 from shared.bus import Publisher
 from shared.contracts import DocumentUploaded, Envelope, utc_now
 from shared.db import DatabasePool, acting_as
-from shared.tool_schemas import UPLOADS_COLLECTION
+from shared.tools import UPLOADS_COLLECTION
 
 log = structlog.get_logger("finq.gateway.uploads")
 

@@ -35,7 +35,7 @@ from services.ingest.glossary import glossary_documents
 from shared.db import DatabasePool
 from shared.embeddings import Embedder
 from shared.settings import ENV_PREFIX
-from shared.tool_schemas import (
+from shared.tools import (
     COURSES_COLLECTION,
     FILINGS_COLLECTION,
     GLOSSARY_COLLECTION,

@@ -1,4 +1,4 @@
-"""The ingest stage: reads each uploaded document (finq.v2.document.uploaded) the gateway
+"""The ingest stage: reads each uploaded document (finq.v3.document.uploaded) the gateway
 stored, parses it in a child process with limits, chunks, embeds and stores it, acting for
 the uploader, and records status and progress on the document's row. It is also the one
 process that holds the embedding model: it encodes texts for the router and the tools on
@@ -34,7 +34,7 @@ from shared.embedding_service import EmbeddingServer
 from shared.embeddings import Embedder, load_embedder
 from shared.metrics import INGEST_JOBS
 from shared.runtime import StageClients, run, serve_stage
-from shared.tool_schemas import UPLOADS_COLLECTION
+from shared.tools import UPLOADS_COLLECTION
 
 log = structlog.get_logger("finq.ingest")
 

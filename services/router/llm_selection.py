@@ -30,16 +30,9 @@ from shared.contracts import (
     ToolCall,
     Understood,
 )
-from shared.intents import INTENTS, tool_allowed
 from shared.model_calls import observed_model_call
-from shared.tool_schemas import (
-    GET_FINANCIAL_METRICS,
-    GET_PRICES,
-    GET_RECENT_FILINGS,
-    LIST_METRICS,
-    SEARCH_DOCUMENTS,
-    TOOL_ARGUMENTS,
-)
+from shared.tools import TOOL_SPECS, TOOL_SPECS_BY_NAME, ToolArguments, tool_allowed
+from shared.tools.spec import unset_nulls
 
 log = structlog.get_logger()
 
@@ -80,47 +73,14 @@ CONTROL_TOOLS: list[dict[str, Any]] = [
 
 
 def answered_tools() -> list[str]:
-    """The tools of the intents finq answers, in registry order."""
-    tools: list[str] = []
-    for intent in INTENTS:
-        tools.extend(sorted(t for t in intent.tools if t not in tools))
-    return tools
+    """Every tool, in registry order: each serves an intent finq answers."""
+    return [spec.name for spec in TOOL_SPECS]
 
 
 def tool_schemas() -> list[dict[str, Any]]:
-    """OpenAI function definitions generated from the tools' own argument models."""
-    definitions = []
-    for name in answered_tools():
-        model = TOOL_ARGUMENTS[name]
-        definitions.append(
-            {
-                "type": "function",
-                "function": {
-                    "name": name,
-                    "description": " ".join((model.__doc__ or name).split()),
-                    "parameters": model.model_json_schema(by_alias=True),
-                },
-            }
-        )
-    return definitions + CONTROL_TOOLS
-
-
-def intent_of(tool: str, arguments: dict[str, Any]) -> Intent:
-    """Which intent a validated call answers, decided in code from what it asks for."""
-    if tool == GET_FINANCIAL_METRICS:
-        if len(arguments.get("symbols", [])) > 1:
-            return "metric_comparison"
-        several_years = len(arguments.get("fiscal_years") or []) > 1
-        if several_years or (arguments.get("last") or 1) > 1:
-            return "metric_trend"
-        return "metric_lookup"
-    if tool == LIST_METRICS:
-        return "definition" if arguments.get("metrics") else "list_metrics"
-    return {
-        GET_PRICES: "price",
-        GET_RECENT_FILINGS: "filings",
-        SEARCH_DOCUMENTS: "document_search",
-    }[tool]  # type: ignore[return-value]
+    """OpenAI function definitions, each from its tool's spec (the argument model's own JSON
+    schema and docstring), and the two controls."""
+    return [spec.function_definition() for spec in TOOL_SPECS] + CONTROL_TOOLS
 
 
 @dataclass
@@ -196,15 +156,15 @@ class LlmToolSelector:
             if name == ASK_CLARIFYING_QUESTION:
                 asked = _clarifying(call.function.arguments)
                 return self._route(question, "clarify", understood, 0.8, clarifying=asked)
-            if name not in TOOL_ARGUMENTS or name not in answered_tools():
+            spec = TOOL_SPECS_BY_NAME.get(name)
+            if spec is None:
                 log.warning("LLM named a tool outside the whitelist", tool=name)
                 understood.refused_tools = [name]
                 return self._route(question, "out_of_scope", understood, 0.5)
-            problem, validated = _validate(name, call.function.arguments)
+            problem, validated = _validate(spec.arguments, call.function.arguments)
             if validated is not None:
-                intent = intent_of(name, validated)
-                if not tool_allowed(intent, name):  # the registry and intent_of disagree
-                    return None
+                intent: Intent = spec.intent_of(validated)  # type: ignore[assignment]
+                assert tool_allowed(intent, name), "a spec answers an intent it does not serve"
                 return self._route(
                     question,
                     intent,
@@ -263,10 +223,9 @@ class LlmToolSelector:
         )
 
 
-def _validate(tool: str, raw: str) -> tuple[str, dict[str, Any] | None]:
+def _validate(model: type[ToolArguments], raw: str) -> tuple[str, ToolArguments | None]:
     try:
-        arguments = json.loads(raw or "{}")
-        validated = TOOL_ARGUMENTS[tool].model_validate(arguments)
+        validated = model.model_validate(unset_nulls(json.loads(raw or "{}")))
     except json.JSONDecodeError as error:
         return f"the arguments are not JSON ({error.msg})", None
     except ValidationError as error:
@@ -275,7 +234,7 @@ def _validate(tool: str, raw: str) -> tuple[str, dict[str, Any] | None]:
             for e in error.errors()[:5]
         )
         return problems, None
-    return "", validated.model_dump(mode="json", exclude_none=True, by_alias=True)
+    return "", validated
 
 
 def _clarifying(raw: str) -> str:

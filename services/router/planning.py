@@ -30,10 +30,10 @@ from services.router.rules import (
     understood_of,
 )
 from shared.contracts import Intent, PriceWindow, RouteDecided, ToolCall, Understood
-from shared.intents import INTENTS_BY_NAME, PlannerKind, tool_allowed
+from shared.intents import INTENTS_BY_NAME, PlannerKind
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.metric_resolver import UnknownMetricPhrase
-from shared.tool_schemas import (
+from shared.tools import (
     GET_FINANCIAL_METRICS,
     GET_PRICES,
     GET_RECENT_FILINGS,
@@ -41,6 +41,7 @@ from shared.tool_schemas import (
     LIST_METRICS,
     SEARCH_DOCUMENTS,
     TOOL_ARGUMENTS,
+    tool_allowed,
 )
 
 
@@ -430,12 +431,7 @@ def validated_plan(
                 ),
                 understood=understood,
             )
-        tool_calls.append(
-            ToolCall(
-                tool=tool,
-                arguments=validated.model_dump(mode="json", exclude_none=True, by_alias=True),
-            )
-        )
+        tool_calls.append(ToolCall(tool=tool, arguments=validated))
     return RouteDecided(
         question=planning.question,
         intent=intent,

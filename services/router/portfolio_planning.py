@@ -16,7 +16,7 @@ from services.router.portfolio_reading import PORTFOLIO_INTENTS, read_portfolio,
 from services.router.rules import CompanyDirectory, Understanding
 from shared.contracts import Intent, PortfolioReading
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
-from shared.tool_schemas import (
+from shared.tools import (
     GET_ACCOUNT_VALUE,
     GET_CASH_BALANCE,
     GET_PORTFOLIO_ACTIVITY,

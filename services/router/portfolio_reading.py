@@ -26,7 +26,7 @@ from typing import Literal
 
 from shared.contracts import ConversationTurn, PortfolioReading
 from shared.intents import INTENTS
-from shared.tool_schemas import ActivityKindName, AssetClassName
+from shared.tools import ActivityKindName, AssetClassName
 
 # The intents a portfolio reading serves: the ones planned as the user's portfolio.
 PORTFOLIO_INTENTS: frozenset[str] = frozenset(

@@ -32,7 +32,7 @@ from shared.contracts import (
     Understood,
 )
 from shared.embedding_service import until_embedded
-from shared.intents import tool_allowed
+from shared.tools import tool_allowed
 
 log = structlog.get_logger()
 

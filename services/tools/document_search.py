@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from services.tools.tool_deps import ToolDeps
 from shared.contracts import Passage, Source, ToolResult
 from shared.db import ACT_AS_SQL
 from shared.embeddings import Embedder
@@ -38,7 +39,7 @@ from shared.filing_text import (
     words,
 )
 from shared.identity import LOCAL_USER
-from shared.tool_schemas import SEARCH_DOCUMENTS, SearchDocumentsArgs
+from shared.tools import SEARCH_DOCUMENTS, SearchDocumentsArgs
 
 # How far down each ranking fusion looks, and RRF's damping constant (the usual 60).
 CANDIDATES = 50
@@ -486,7 +487,6 @@ class DocumentSearch:
         self, db: Any, args: SearchDocumentsArgs, user_id: str = LOCAL_USER
     ) -> ToolResult:
         """Passages for `args`, from public filings and `user_id`'s own uploads only."""
-        arguments = args.model_dump(mode="json", by_alias=True, exclude_none=True)
         vector = await self.embed_query(args.query)  # before taking a connection
         async with _connection(db) as conn, conn.transaction():
             # Row-level security shows this transaction the public documents and the
@@ -502,7 +502,7 @@ class DocumentSearch:
                     if not document_ids:
                         return ToolResult(
                             tool=SEARCH_DOCUMENTS,
-                            arguments=arguments,
+                            arguments=args,
                             missing=[f"a document or collection named {args.collection!r}"],
                         )
             filters = _filters(args, document_ids, first=6, user_id=user_id)
@@ -527,7 +527,7 @@ class DocumentSearch:
         missing = [] if passages else [_nothing_found(args)]
         return ToolResult(
             tool=SEARCH_DOCUMENTS,
-            arguments=arguments,
+            arguments=args,
             passages=passages,
             sources=sources,
             missing=missing,
@@ -544,3 +544,7 @@ def _nothing_found(args: SearchDocumentsArgs) -> str:
         scope.append(f"fiscal {args.fiscal_year}")
     where = f" in the loaded {' '.join(scope)} documents" if scope else " in the loaded documents"
     return f"a passage about {args.query!r}{where}"
+
+
+async def run(args: SearchDocumentsArgs, deps: ToolDeps) -> ToolResult:
+    return await deps.search.search(deps.db, args, deps.user_id)

@@ -11,8 +11,9 @@ from typing import Any
 
 from services.tools.holdings import describe_holdings
 from services.tools.sql import Fetcher
+from services.tools.tool_deps import ToolDeps
 from shared.contracts import Source, ToolResult
-from shared.tool_schemas import GET_RECENT_FILINGS, GetRecentFilingsArgs
+from shared.tools import GET_RECENT_FILINGS, GetRecentFilingsArgs
 
 # The filings asked for, plus one summary row per form the company has, so that
 # "nothing matches" can say what is there, in the same trip. The LEFT JOIN from
@@ -135,11 +136,10 @@ def _missing(
 
 async def get_recent_filings(db: Fetcher, args: GetRecentFilingsArgs) -> ToolResult:
     rows = await db.fetch(RECENT_FILINGS_SQL, args.symbol, args.forms, args.fiscal_year, args.limit)
-    arguments = args.model_dump(exclude_none=True)
     if not rows:
         return ToolResult(
             tool=GET_RECENT_FILINGS,
-            arguments=arguments,
+            arguments=args,
             missing=[f"filings of {args.symbol} (finq knows no company with that ticker)"],
         )
     company = rows[0]["display_name"]
@@ -153,11 +153,15 @@ async def get_recent_filings(db: Fetcher, args: GetRecentFilingsArgs) -> ToolRes
         holdings = await describe_holdings(db, [args.symbol])
         _, what = holdings.get(args.symbol, (company, f"finq holds none for {args.symbol}"))
         return ToolResult(
-            tool=GET_RECENT_FILINGS, arguments=arguments, missing=[f"{company}'s filings ({what})"]
+            tool=GET_RECENT_FILINGS, arguments=args, missing=[f"{company}'s filings ({what})"]
         )
     return ToolResult(
         tool=GET_RECENT_FILINGS,
-        arguments=arguments,
+        arguments=args,
         sources=[source_for_filing(company, row) for row in filings],
         missing=_missing(args, company, held, len(filings)),
     )
+
+
+async def run(args: GetRecentFilingsArgs, deps: ToolDeps) -> ToolResult:
+    return await get_recent_filings(deps.db, args)

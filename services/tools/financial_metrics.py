@@ -9,10 +9,11 @@ from typing import Any
 from services.tools.holdings import describe_holdings
 from services.tools.metric_values import MetricValueCache
 from services.tools.sql import Fetcher
+from services.tools.tool_deps import ToolDeps
 from shared.contracts import Fact, FormulaInput, Source, ToolResult
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
-from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
+from shared.tools import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
 
 # The rows asked for, plus one summary row per (symbol, metric) held, so that a
 # missing period can be answered with the periods that are there, in the same trip. A
@@ -200,7 +201,7 @@ async def get_financial_metrics(
     holdings = await describe_holdings(db, unheld) if unheld else {}
     return ToolResult(
         tool=GET_FINANCIAL_METRICS,
-        arguments=args.model_dump(exclude_none=True),
+        arguments=args,
         facts=facts,
         sources=list(sources.values()),
         missing=describe_missing(args, names, held, found, holdings),
@@ -259,3 +260,7 @@ def describe_missing(
                         f"{possessive(company)} {kind}{label} in fiscal {year} ({available})"
                     )
     return missing
+
+
+async def run(args: GetFinancialMetricsArgs, deps: ToolDeps) -> ToolResult:
+    return await get_financial_metrics(deps.db, args, deps.metric_values)

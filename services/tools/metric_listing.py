@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from services.tools.sql import Fetcher
+from services.tools.tool_deps import ToolDeps
 from shared.contracts import MetricInfo, ToolResult
 from shared.metric_catalog import CATALOG, Metric
-from shared.tool_schemas import LIST_METRICS, ListMetricsArgs
+from shared.tools import LIST_METRICS, ListMetricsArgs
 
 
 def metric_info(metric: Metric) -> MetricInfo:
@@ -17,7 +18,7 @@ async def list_metrics(db: Fetcher, args: ListMetricsArgs) -> ToolResult:
     del db
     return ToolResult(
         tool=LIST_METRICS,
-        arguments=args.model_dump(exclude_none=True),
+        arguments=args,
         metrics=[
             metric_info(metric)
             for metric in CATALOG
@@ -25,3 +26,7 @@ async def list_metrics(db: Fetcher, args: ListMetricsArgs) -> ToolResult:
             and (args.metrics is None or metric.id in args.metrics)
         ],
     )
+
+
+async def run(args: ListMetricsArgs, deps: ToolDeps) -> ToolResult:
+    return await list_metrics(deps.db, args)

@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
-from pydantic import BaseModel
 
+from services.tools.tool_deps import Runner, ToolDeps
 from shared.contracts import Fact, Source, ToolError, ToolResult
 from shared.db import acting_as
 from shared.metric_catalog import METRICS_BY_ID
@@ -31,7 +31,7 @@ from shared.portfolio.ledger import (
     value_on,
 )
 from shared.portfolio.store import load_activities, load_instruments
-from shared.tool_schemas import (
+from shared.tools import (
     GET_ACCOUNT_VALUE,
     GET_CASH_BALANCE,
     GET_PORTFOLIO_ACTIVITY,
@@ -48,8 +48,11 @@ from shared.tool_schemas import (
     RankHoldingsArgs,
     ScreenHoldingsArgs,
     SearchHoldingsDocumentsArgs,
+    ToolArguments,
 )
 from shared.value_formatting import format_per_share
+
+ArgsT = TypeVar("ArgsT", bound=ToolArguments)
 
 # The symbol of a figure of the whole portfolio or of one account: not a company, so a
 # sentence naming a company is never backed by it (the validator ties figures to names).
@@ -360,11 +363,11 @@ def _holding_facts(facts: Facts, book: Book, holding: Holding, day: date) -> lis
 
 
 def _result(
-    tool: str, args: BaseModel, facts: Facts, missing: list[str] | None = None
+    tool: str, args: ToolArguments, facts: Facts, missing: list[str] | None = None
 ) -> ToolResult:
     return ToolResult(
         tool=tool,
-        arguments=args.model_dump(mode="json", exclude_none=True),
+        arguments=args,
         facts=facts.facts,
         sources=list(facts.sources.values()),
         missing=missing or [],
@@ -901,18 +904,6 @@ async def screen_holdings(
     return _result(SCREEN_HOLDINGS, args, facts, missing)
 
 
-PortfolioTool = Callable[[Book, Any], Awaitable[ToolResult]]
-
-PORTFOLIO_TOOLS: dict[str, PortfolioTool] = {
-    GET_POSITIONS: get_positions,
-    GET_PORTFOLIO_ACTIVITY: get_portfolio_activity,
-    GET_PORTFOLIO_PERFORMANCE: get_portfolio_performance,
-    RANK_HOLDINGS: rank_holdings,
-    GET_ACCOUNT_VALUE: get_account_value,
-    GET_CASH_BALANCE: get_cash_balance,
-}
-
-
 @dataclass
 class UserBook:
     """One user's book, read the first time a tool of the route asks for it: a route with
@@ -928,26 +919,46 @@ class UserBook:
         return self._book
 
 
-async def run_portfolio_tool(user_book: UserBook, tool: str, args: BaseModel) -> ToolResult:
-    """One portfolio tool for the book's user (the envelope's, stamped by the gateway)."""
-    book = await user_book.get()
-    if not book.activities:
-        return ToolResult(
-            tool=tool,
-            arguments=args.model_dump(mode="json", exclude_none=True),
-            error=ToolError(code="no_portfolio", message=NO_PORTFOLIO),
-        )
-    try:
-        if tool == SCREEN_HOLDINGS:
-            assert isinstance(args, ScreenHoldingsArgs)
-            return await screen_holdings(book, args, user_book.pool)
-        return await PORTFOLIO_TOOLS[tool](book, args)
-    except AccountNotFound as problem:
-        return ToolResult(
-            tool=tool,
-            arguments=args.model_dump(mode="json", exclude_none=True),
-            error=ToolError(code=problem.code, message=problem.message),
-        )
+BookTool = Callable[[Book, ArgsT], Awaitable[ToolResult]]
+
+
+def on_users_book(tool: str, read: BookTool[ArgsT]) -> Runner:
+    """A portfolio tool as a runner: the user's book (the envelope's user, stamped by the
+    gateway) read once per route, and the refusals every portfolio tool shares."""
+
+    async def run(args: ArgsT, deps: ToolDeps) -> ToolResult:
+        book = await deps.user_book.get()
+        if not book.activities:
+            return ToolResult(
+                tool=tool,
+                arguments=args,
+                error=ToolError(code="no_portfolio", message=NO_PORTFOLIO),
+            )
+        try:
+            return await read(book, args)
+        except AccountNotFound as problem:
+            return ToolResult(
+                tool=tool,
+                arguments=args,
+                error=ToolError(code=problem.code, message=problem.message),
+            )
+
+    return run
+
+
+run_get_positions = on_users_book(GET_POSITIONS, get_positions)
+run_get_portfolio_activity = on_users_book(GET_PORTFOLIO_ACTIVITY, get_portfolio_activity)
+run_get_portfolio_performance = on_users_book(GET_PORTFOLIO_PERFORMANCE, get_portfolio_performance)
+run_rank_holdings = on_users_book(RANK_HOLDINGS, rank_holdings)
+run_get_account_value = on_users_book(GET_ACCOUNT_VALUE, get_account_value)
+run_get_cash_balance = on_users_book(GET_CASH_BALANCE, get_cash_balance)
+
+
+async def run_screen_holdings(args: ScreenHoldingsArgs, deps: ToolDeps) -> ToolResult:
+    async def screen(book: Book, screened: ScreenHoldingsArgs) -> ToolResult:
+        return await screen_holdings(book, screened, deps.user_book.pool)
+
+    return await on_users_book(SCREEN_HOLDINGS, screen)(args, deps)
 
 
 async def largest_holdings(

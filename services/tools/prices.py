@@ -9,12 +9,12 @@ dividends (its Adj Close, held beside it, is).
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Any
 
 from services.tools.holdings import describe_holdings
 from services.tools.sql import Fetcher
+from services.tools.tool_deps import ToolDeps
 from shared.contracts import Fact, Source, ToolResult
-from shared.tool_schemas import GET_PRICES, GetPricesArgs
+from shared.tools import GET_PRICES, GetPricesArgs
 
 # The window when no start is given: this many trading days up to the end (or the last day held).
 DEFAULT_TRADING_DAYS = 30
@@ -88,19 +88,18 @@ async def get_prices(db: Fetcher, args: GetPricesArgs) -> ToolResult:
     rows = await db.fetch(PRICES_SQL, args.symbol, args.start, args.end, DEFAULT_TRADING_DAYS)
     head = rows[0]
     company: str = head["display_name"] or args.symbol
-    arguments: dict[str, Any] = args.model_dump(mode="json", exclude_none=True)
     series = [row for row in rows if row["day"] is not None]
     first_held, last_held = head["first_held"], head["last_held"]
     if first_held is None:
         holdings = await describe_holdings(db, [args.symbol])
         _, what = holdings.get(args.symbol, (company, f"finq holds no prices for {args.symbol}"))
         return ToolResult(
-            tool=GET_PRICES, arguments=arguments, missing=[f"{company}'s daily prices ({what})"]
+            tool=GET_PRICES, arguments=args, missing=[f"{company}'s daily prices ({what})"]
         )
     if not series:
         return ToolResult(
             tool=GET_PRICES,
-            arguments=arguments,
+            arguments=args,
             missing=[
                 f"{company}'s closing prices {_window(args.start, args.end)} "
                 f"(held: {first_held} to {last_held})"
@@ -159,8 +158,12 @@ async def get_prices(db: Fetcher, args: GetPricesArgs) -> ToolResult:
     facts.append(fact("trading_days", float(len(series)), "days", start_day, end_day))
     return ToolResult(
         tool=GET_PRICES,
-        arguments=arguments,
+        arguments=args,
         facts=facts,
         sources=[source],
         missing=_uncovered(args, company, first_held, last_held),
     )
+
+
+async def run(args: GetPricesArgs, deps: ToolDeps) -> ToolResult:
+    return await get_prices(deps.db, args)

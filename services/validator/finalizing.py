@@ -27,11 +27,13 @@ from shared.contracts import (
     RouteDecided,
     RouteSummary,
     StageRun,
+    ToolCall,
     ToolsCompleted,
     ValidationIssue,
     utc_now,
 )
 from shared.subjects import Stage
+from shared.tools import GetFinancialMetricsArgs
 
 # One row per request: a redelivered validator finds the row and answers with it. The
 # answer's turn in its conversation is written by the same statement, so the two cannot
@@ -90,7 +92,7 @@ def request_record(
     tools = [
         {
             "tool": result.tool,
-            "arguments": result.arguments,
+            "arguments": result.arguments.model_dump(mode="json"),
             "facts": len(result.facts),
             "passages": len(result.passages),
             "missing": result.missing,
@@ -228,18 +230,16 @@ def refetch_route(route: RouteDecided, held: list[int]) -> RouteDecided | None:
     """The same plan with the held years it missed added, so the next answer has the figures
     it wanted to talk about; None when there is nothing to add."""
     calls = route.tool_calls
-    if not held or len(calls) != 1 or calls[0].tool != "get_financial_metrics":
+    if not held or len(calls) != 1:
         return None
-    arguments = dict(calls[0].arguments)
-    if arguments.get("period", "annual") != "annual":
+    arguments = calls[0].arguments
+    if not isinstance(arguments, GetFinancialMetricsArgs) or arguments.period != "annual":
         return None
-    years = set(arguments.get("fiscal_years") or [])
+    years = set(arguments.fiscal_years or [])
     if set(held) <= years:
         return None
-    arguments.pop("last", None)
-    arguments["fiscal_years"] = sorted(years | set(held))
-    refetched = calls[0].model_copy(update={"arguments": arguments})
-    return route.model_copy(update={"tool_calls": [refetched]})
+    wider = arguments.model_copy(update={"last": None, "fiscal_years": sorted(years | set(held))})
+    return route.model_copy(update={"tool_calls": [ToolCall.of(wider)]})
 
 
 async def refetch_for(db: Fetcher, redo: Redo) -> RouteDecided | None:
@@ -249,9 +249,9 @@ async def refetch_for(db: Fetcher, redo: Redo) -> RouteDecided | None:
     if not years or not route.tool_calls:
         return None
     arguments = route.tool_calls[0].arguments
-    rows = await db.fetch(
-        HELD_YEARS_SQL, arguments.get("symbols", []), arguments.get("metrics", []), years
-    )
+    if not isinstance(arguments, GetFinancialMetricsArgs):
+        return None
+    rows = await db.fetch(HELD_YEARS_SQL, arguments.symbols, arguments.metrics, years)
     return refetch_route(route, [row["fiscal_year"] for row in rows])
 
 

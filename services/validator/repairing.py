@@ -20,6 +20,7 @@ from services.validator.numbers import extract_years
 from shared.contracts import Citation, Fact, RouteDecided, ValidationIssue
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
+from shared.tools import GetFinancialMetricsArgs
 from shared.value_formatting import format_value
 
 _LOSS_RE = re.compile(r"\b(?:loss|losses|deficit)\b", re.IGNORECASE)
@@ -175,11 +176,13 @@ def absence_claims(answer: str, route: RouteDecided) -> list[AbsenceClaim]:
     """The sentences of `answer` that say a figure of the route's plan is not held, each with
     the companies, figures, fiscal years and quarters it names (all of the plan's when it
     names none). Only plans that fetch financial figures can be checked this way."""
-    call = next((c for c in route.tool_calls if c.tool == "get_financial_metrics"), None)
-    if call is None:
+    arguments = next(
+        (c.arguments for c in route.tool_calls if isinstance(c.arguments, GetFinancialMetricsArgs)),
+        None,
+    )
+    if arguments is None:
         return []
-    symbols: list[str] = list(call.arguments.get("symbols") or [])
-    metrics: list[str] = list(call.arguments.get("metrics") or [])
+    symbols, metrics = list(arguments.symbols), list(arguments.metrics)
     companies = {company.symbol: company.name for company in route.understood.companies}
     company_names = [(s, (s, companies.get(s, s))) for s in symbols]
     metric_names = [

@@ -1,10 +1,11 @@
 """What finq can be asked: every intent as data, one module each, found through `INTENTS`.
 
-Adding an intent is one module here, holding its `IntentDefinition` (tools, cues,
-examples, and the kinds of planner and drafter that serve it), and one line in `INTENTS`.
+Adding an intent is one module here, holding its `IntentDefinition` (cues, examples, and
+the kinds of planner and drafter that serve it), and one line in `INTENTS`; the tools that
+answer it name it in their specs (`shared.tools`).
 Nothing else changes: `shared.contracts.Intent` is the set of registered names, the router
 scores questions with the cues and plans with the planner of that kind, the classifier
-trains on the examples, the LLM layer offers only the intent's tools, the tools service
+trains on the examples, the LLM layer offers only the tools that serve an intent, the tools service
 refuses any other tool call, and the answerer drafts with the drafter of that kind.
 
 Examples are templates: `{company}`, `{metric}`, `{year}`, `{quarter}`, `{form}`, `{date}`,
@@ -65,18 +66,7 @@ INTENTS: tuple[IntentDefinition, ...] = (
 INTENT_NAMES: tuple[str, ...] = tuple(intent.name for intent in INTENTS)
 INTENTS_BY_NAME: dict[str, IntentDefinition] = {intent.name: intent for intent in INTENTS}
 
-# Which tools each intent may call; the router plans only these and the tools service
-# refuses anything else.
-ALLOWED_TOOLS: dict[str, frozenset[str]] = {intent.name: intent.tools for intent in INTENTS}
-
-
-def tool_allowed(intent: str, tool: str) -> bool:
-    definition = INTENTS_BY_NAME.get(intent)
-    return definition is not None and tool in definition.tools
-
-
 __all__ = [
-    "ALLOWED_TOOLS",
     "INTENTS",
     "INTENTS_BY_NAME",
     "INTENT_NAMES",
@@ -85,5 +75,4 @@ __all__ = [
     "IntentDefinition",
     "PlannerKind",
     "cue",
-    "tool_allowed",
 ]

@@ -9,5 +9,4 @@ DEFINITION = IntentDefinition(
     description="A question that cannot be answered without something it leaves out.",
     planner="clarification",
     drafter="clarification",
-    tools=frozenset(),
 )

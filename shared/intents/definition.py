@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import (
-    LIST_METRICS,
-    SEARCH_DOCUMENTS,
-)
 
 DEFINITION = IntentDefinition(
     name="definition",
     description="What a financial term or metric means and how it is computed.",
     planner="definition",
     drafter="definition",
-    tools=frozenset({LIST_METRICS, SEARCH_DOCUMENTS}),
     required=("term",),
     cues=(
         cue(r"^\s*(?:what(?:'s| is| are| does)|define|explain|meaning of)\b", 1.0),

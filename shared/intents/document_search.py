@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import SEARCH_DOCUMENTS
 
 DEFINITION = IntentDefinition(
     name="document_search",
     description="What a filing or document says about a topic (risks, strategy, segments).",
     planner="filing_search",
     drafter="documents",
-    tools=frozenset({SEARCH_DOCUMENTS}),
     cues=(
         cue(
             r"\b(?:say|said|says|mention(?:ed|s)?|describe[ds]?|discuss(?:ed|es)?"

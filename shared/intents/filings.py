@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import GET_RECENT_FILINGS
 
 DEFINITION = IntentDefinition(
     name="filings",
     description="A company's SEC filings: which, when filed, for which period, with links.",
     planner="filings_index",
     drafter="filings_index",
-    tools=frozenset({GET_RECENT_FILINGS}),
     required=("company",),
     cues=(
         cue(r"\b(?:10-?k|10-?q|8-?k|20-?f)'?s?\b|\bdef\s?14a\b", 1.5),

@@ -1,4 +1,4 @@
-"""What an intent is, as data: its tools, its cue words, its examples, and which planner
+"""What an intent is, as data: its cue words, its examples, and which planner
 and drafter serve it.
 
 A planner (the router's `PLANNERS`) turns what a question was understood to ask into tool
@@ -60,7 +60,6 @@ class IntentDefinition:
     description: str  # one sentence, shown to the LLM layer and in `finq eval` reports
     planner: PlannerKind
     drafter: DrafterKind
-    tools: frozenset[str]
     cues: tuple[Cue, ...] = ()
     examples: tuple[str, ...] = ()
     # Slots the plan cannot be made without; a question missing one gets a clarifying question.

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import LIST_METRICS
 
 DEFINITION = IntentDefinition(
     name="list_metrics",
     description="Which metrics finq knows, optionally of one category.",
     planner="metric_list",
     drafter="metric_list",
-    tools=frozenset({LIST_METRICS}),
     cues=(
         cue(r"\b(?:metrics|figures|ratios|measures|kpis)\b", 1.0),
         cue(r"\b(?:list|which|what)\b.*\b(?:metrics|ratios|kpis)\b", 2.0),

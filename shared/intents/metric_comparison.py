@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import GET_FINANCIAL_METRICS
 
 DEFINITION = IntentDefinition(
     name="metric_comparison",
     description="The same figure for two or more companies, side by side or ranked.",
     planner="figures",
     drafter="figures",
-    tools=frozenset({GET_FINANCIAL_METRICS}),
     required=("company", "metric"),
     cues=(
         cue(r"\b(?:compare[ds]?|comparison|vs\.?|versus)\b", 2.0),

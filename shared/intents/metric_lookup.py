@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import GET_FINANCIAL_METRICS
 
 DEFINITION = IntentDefinition(
     name="metric_lookup",
     description="A company's financial figure (revenue, margins, EPS, ratios) for a period.",
     planner="figures",
     drafter="figures",
-    tools=frozenset({GET_FINANCIAL_METRICS}),
     required=("company", "metric"),
     cues=(
         cue(r"\bwhat (?:was|is|were|are)\b", 0.5),

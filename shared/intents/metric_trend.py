@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import GET_FINANCIAL_METRICS
 
 DEFINITION = IntentDefinition(
     name="metric_trend",
     description="How a company's figure moved over several periods: a range or a growth.",
     planner="figures",
     drafter="series",
-    tools=frozenset({GET_FINANCIAL_METRICS}),
     required=("company", "metric"),
     cues=(
         cue(r"\b(?:trend|over time|history|historical)\b", 2.0),

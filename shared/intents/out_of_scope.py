@@ -9,7 +9,6 @@ DEFINITION = IntentDefinition(
     description="Small talk, unrelated tasks, advice, or instructions to ignore the rules.",
     planner="no_tools",
     drafter="refusal",
-    tools=frozenset(),
     cues=(
         cue(r"\b(?:ignore|disregard|forget)\b.*\b(?:instructions?|rules?|prompt|above)\b", 4.0),
         cue(r"\b(?:system prompt|jailbreak|pretend you are|act as)\b", 4.0),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import GET_PORTFOLIO_ACTIVITY
 
 DEFINITION = IntentDefinition(
     name="portfolio_activity",
@@ -13,7 +12,6 @@ DEFINITION = IntentDefinition(
     ),
     planner="portfolio",
     drafter="portfolio",
-    tools=frozenset({GET_PORTFOLIO_ACTIVITY}),
     cues=(
         cue(r"\bwhat (?:\w+ )?did (?:i|we) (?:buy|sell|purchase|trade)\b", 3.5),
         # "Since I bought it" is a timeframe, not a purchase asked about.

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import GET_CASH_BALANCE
 
 DEFINITION = IntentDefinition(
     name="portfolio_cash",
     description="Cash in the user's accounts: settled, unsettled and total.",
     planner="portfolio",
     drafter="portfolio",
-    tools=frozenset({GET_CASH_BALANCE}),
     cues=(
         # "Cash management" names an account, not the cash in it.
         cue(

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import GET_ACCOUNT_VALUE, GET_CASH_BALANCE, GET_POSITIONS
 
 DEFINITION = IntentDefinition(
     name="portfolio_overview",
     description="The user's portfolio as a whole: what it is worth, its holdings, its allocation.",
     planner="portfolio",
     drafter="portfolio",
-    tools=frozenset({GET_POSITIONS, GET_ACCOUNT_VALUE, GET_CASH_BALANCE}),
     cues=(
         # Weaker than the other portfolio intents' cues: "my portfolio" is in most of them.
         cue(r"\bmy (?:portfolio|holdings|accounts?|investments|positions)\b", 2.0),

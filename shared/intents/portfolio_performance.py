@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import GET_PORTFOLIO_PERFORMANCE
 
 DEFINITION = IntentDefinition(
     name="portfolio_performance",
@@ -13,7 +12,6 @@ DEFINITION = IntentDefinition(
     ),
     planner="portfolio",
     drafter="portfolio",
-    tools=frozenset({GET_PORTFOLIO_PERFORMANCE}),
     cues=(
         cue(
             r"\bhow (?:is|are|has|have|did|was|were) (?:my|our) (?:[\w()'’]+ ){0,2}?"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import GET_POSITIONS
 
 DEFINITION = IntentDefinition(
     name="portfolio_position",
@@ -13,7 +12,6 @@ DEFINITION = IntentDefinition(
     ),
     planner="portfolio",
     drafter="portfolio",
-    tools=frozenset({GET_POSITIONS}),
     cues=(
         # "my AAPL position", "my apple shares", "my Tesla stake": one holding, by company.
         cue(r"\bmy (?:[\w$.&'’-]+\s+){1,2}?(?:position|shares|stake|stock|lot)s?\b", 3.0),

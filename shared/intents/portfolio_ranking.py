@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import RANK_HOLDINGS
 
 DEFINITION = IntentDefinition(
     name="portfolio_ranking",
@@ -12,7 +11,6 @@ DEFINITION = IntentDefinition(
     ),
     planner="portfolio",
     drafter="portfolio",
-    tools=frozenset({RANK_HOLDINGS}),
     cues=(
         cue(
             r"\b(?:best|worst|top|biggest) (?:\w+ )?"

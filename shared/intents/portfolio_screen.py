@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import SCREEN_HOLDINGS, SEARCH_HOLDINGS_DOCUMENTS
 
 DEFINITION = IntentDefinition(
     name="portfolio_screen",
@@ -14,7 +13,6 @@ DEFINITION = IntentDefinition(
     ),
     planner="portfolio",
     drafter="portfolio",
-    tools=frozenset({SCREEN_HOLDINGS, SEARCH_HOLDINGS_DOCUMENTS}),
     cues=(
         # A figure of the companies held (the router adds what its metric finder reads).
         cue(

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
-from shared.tool_schemas import GET_PRICES
 
 DEFINITION = IntentDefinition(
     name="price",
     description="A stock's price: a close on a day, the high or low, the change over time.",
     planner="prices",
     drafter="prices",
-    tools=frozenset({GET_PRICES}),
     required=("company",),
     cues=(
         cue(r"\b(?:stock|share)\s+price\b|\bprices?\b", 2.0),

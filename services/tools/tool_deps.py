@@ -1,0 +1,44 @@
+"""What every tool runner is handed: the database, the user the gateway stamped on the
+envelope, and the stage's optional parts. A spec says which optional parts its runner
+needs (`ToolSpec.needs`); the dispatcher refuses a call whose needs this stage lacks, so
+no runner branches on whether a dependency exists."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from services.tools.sql import Fetcher
+from shared.contracts import ToolResult
+from shared.tools import Dependency
+
+if TYPE_CHECKING:  # the runners import this module; these import the runners' modules
+    from services.tools.document_search import DocumentSearch
+    from services.tools.metric_values import MetricValueCache
+    from services.tools.portfolio import UserBook
+
+
+@dataclass
+class ToolDeps:
+    db: Fetcher
+    user_id: str
+    # The user's book, read once for all the portfolio calls of a route.
+    user_book: UserBook
+    documents: DocumentSearch | None = None
+    # The figures kept in memory; without it figures are read from the database.
+    metric_values: MetricValueCache | None = None
+
+    def lacking(self, needs: frozenset[Dependency]) -> list[Dependency]:
+        present: dict[Dependency, bool] = {"documents": self.documents is not None}
+        return sorted(need for need in needs if not present[need])
+
+    @property
+    def search(self) -> DocumentSearch:
+        """The documents index, for a runner whose spec needs it (checked before it runs)."""
+        assert self.documents is not None, "dispatched without the documents it needs"
+        return self.documents
+
+
+# A tool's runner: its validated arguments and the deps, to what it fetched.
+Runner = Callable[[Any, ToolDeps], Awaitable[ToolResult]]

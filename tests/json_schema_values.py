@@ -1,0 +1,79 @@
+"""Values a JSON schema allows, as a hypothesis strategy: the subset of JSON Schema that
+pydantic writes for finq's tool arguments (objects, anyOf, enums, strings with a pattern,
+a length or a date format, bounded integers and numbers, arrays, booleans and null).
+
+A schema using anything else fails loudly, so a new kind of argument cannot pass the
+property tests by being skipped."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from hypothesis import strategies as st
+
+_IGNORED = {"title", "description"}
+_KNOWN = {
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "anyOf",
+    "enum",
+    "format",
+    "items",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "pattern",
+    *_IGNORED,
+}
+
+
+def values_of(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+    unknown = set(schema) - _KNOWN
+    if unknown:
+        raise ValueError(f"a schema keyword values_of does not read: {sorted(unknown)}")
+    if "anyOf" in schema:
+        return st.one_of(*(values_of(part) for part in schema["anyOf"]))
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        required = set(schema.get("required", []))
+        return st.fixed_dictionaries(
+            {name: values_of(part) for name, part in properties.items() if name in required},
+            optional={
+                name: values_of(part) for name, part in properties.items() if name not in required
+            },
+        )
+    if kind == "array":
+        return st.lists(
+            values_of(schema.get("items", {"type": "string"})),
+            min_size=schema.get("minItems", 0),
+            max_size=schema.get("maxItems", 5),
+        )
+    if kind == "string":
+        if schema.get("format") == "date":
+            return st.dates(date(1990, 1, 1), date(2030, 12, 31)).map(date.isoformat)
+        if "pattern" in schema:
+            return st.from_regex(schema["pattern"], fullmatch=True)
+        return st.text(min_size=schema.get("minLength", 0), max_size=schema.get("maxLength", 40))
+    if kind == "integer":
+        return st.integers(schema.get("minimum", -(10**6)), schema.get("maximum", 10**6))
+    if kind == "number":
+        return st.floats(
+            schema.get("minimum", -1e9),
+            schema.get("maximum", 1e9),
+            allow_nan=False,
+            allow_infinity=False,
+        )
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "null":
+        return st.none()
+    raise ValueError(f"a schema values_of does not read: {schema}")
