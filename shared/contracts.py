@@ -637,6 +637,15 @@ class RoutedSummary(Contract):
     tool_calls: list[ToolCall] = Field(default_factory=list)
 
 
+class LoggedToolCall(CallOfTool):
+    """One tool call of an answered question as the query log keeps it."""
+
+    facts: int = Field(ge=0)
+    passages: int = Field(ge=0)
+    missing: list[str] = Field(default_factory=list)
+    error: ToolError | None = None
+
+
 class ToolRun(CallOfTool):
     """One tool the tools stage ran, with what came back."""
 
@@ -913,8 +922,8 @@ class RequestLog(BaseModel):
     question: str
     intent: str | None
     decided_by: str | None
-    route: dict[str, Any] | None
-    tools: list[dict[str, Any]]
+    route: RouteSummary | None
+    tools: list[LoggedToolCall]
     validation: dict[str, Any]
     attempts: int
     timings_ms: dict[str, float]

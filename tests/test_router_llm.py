@@ -13,7 +13,8 @@ from services.router.llm_selection import LlmToolSelector, answered_tools, tool_
 from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
 from shared.contracts import ConversationTurn, ModelCallBudget, QuestionAsked
-from shared.tool_schemas import TOOL_ARGUMENTS
+from shared.tools import TOOL_ARGUMENTS, GetFinancialMetricsArgs, GetPositionsArgs
+from shared.tools.spec import strict_schema
 from tests.helpers import understanding
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 
@@ -48,12 +49,9 @@ async def test_a_good_tool_call_becomes_a_validated_plan() -> None:
     assert route is not None
     assert (route.intent, route.decided_by, route.confidence) == ("metric_lookup", "llm", 0.9)
     assert route.tool_calls[0].tool == "get_financial_metrics"
-    assert route.tool_calls[0].arguments == {
-        "symbols": ["AAPL"],
-        "metrics": ["revenue"],
-        "period": "annual",
-        "fiscal_years": [2023],
-    }
+    assert route.tool_calls[0].arguments == GetFinancialMetricsArgs(
+        symbols=["AAPL"], metrics=["revenue"], period="annual", fiscal_years=[2023]
+    )
     assert route.understood.llm is not None
     assert route.understood.llm.prompt_tokens == 50
     [request] = server.requests
@@ -66,8 +64,10 @@ async def test_the_schemas_sent_are_the_tools_own_argument_models_without_a_user
     for definition in tool_schemas():
         name = definition["function"]["name"]
         if name in TOOL_ARGUMENTS:
-            schema = TOOL_ARGUMENTS[name].model_json_schema(by_alias=True)
-            assert definition["function"]["parameters"] == schema
+            schema = definition["function"]["parameters"]
+            own = TOOL_ARGUMENTS[name].model_json_schema(by_alias=True)
+            assert schema == strict_schema(own)
+            assert set(schema["properties"]) == set(own["properties"])
             assert schema.get("additionalProperties") is False
             # Whose data is read is the envelope's user alone; a portfolio tool's `account`
             # names one of that user's own accounts (row-level security shows no other).
@@ -177,3 +177,44 @@ async def test_the_router_asks_the_llm_only_when_rules_are_unsure() -> None:
     assert clear.decided_by == "rules"
     assert (unclear.intent, unclear.decided_by) == ("filings", "llm")
     assert len(server.requests) == 1
+
+
+async def test_a_portfolio_tool_picked_by_the_model_answers_its_own_intent() -> None:
+    positions = ("get_positions", {"symbols": ["AAPL"], "account": None, "as_of": None})
+    overview = ("get_positions", {})
+    cash = ("get_cash_balance", {"account": "Roth IRA"})
+    async with selector_for(
+        ScriptedReply(tool_calls=[positions]),
+        ScriptedReply(tool_calls=[overview]),
+        ScriptedReply(tool_calls=[cash]),
+    ) as (selector, _):
+        one = await selector.select("my apple?", [])
+        whole = await selector.select("my stuff?", [])
+        money = await selector.select("cash in roth?", [])
+    assert one is not None and one.intent == "portfolio_position"
+    assert one.tool_calls[0].arguments == GetPositionsArgs(symbols=["AAPL"])
+    assert whole is not None and whole.intent == "portfolio_overview"
+    assert money is not None and money.intent == "portfolio_cash"
+
+
+async def test_strict_nulls_stand_for_arguments_not_given_and_take_the_models_defaults() -> None:
+    call = (
+        "get_financial_metrics",
+        {
+            "symbols": ["NVDA"],
+            "metrics": ["revenue"],
+            "period": None,
+            "fiscal_years": None,
+            "from": None,
+            "to": None,
+            "fiscal_quarters": None,
+            "last": 3,
+            "limit": None,
+        },
+    )
+    async with selector_for(ScriptedReply(tool_calls=[call])) as (selector, _):
+        route = await selector.select("nvidia lately", [])
+    assert route is not None and route.intent == "metric_trend"
+    assert route.tool_calls[0].arguments == GetFinancialMetricsArgs(
+        symbols=["NVDA"], metrics=["revenue"], last=3
+    )

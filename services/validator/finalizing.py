@@ -23,6 +23,7 @@ from shared.contracts import (
     AnswerDrafted,
     AnswerValidated,
     Envelope,
+    LoggedToolCall,
     RepairRequest,
     RouteDecided,
     RouteSummary,
@@ -73,7 +74,7 @@ class RequestRecord:
 
     user_id: str
     question: str
-    tools: list[dict[str, Any]]
+    tools: list[LoggedToolCall]
     timings_ms: dict[str, float]
     total_ms: float | None
     tokens: dict[str, Any]
@@ -90,14 +91,14 @@ def request_record(
     draft = envelope.payload
     now = now or utc_now()
     tools = [
-        {
-            "tool": result.tool,
-            "arguments": result.arguments.model_dump(mode="json"),
-            "facts": len(result.facts),
-            "passages": len(result.passages),
-            "missing": result.missing,
-            "error": result.error.model_dump() if result.error is not None else None,
-        }
+        LoggedToolCall(
+            tool=result.tool,
+            arguments=result.arguments,
+            facts=len(result.facts),
+            passages=len(result.passages),
+            missing=result.missing,
+            error=result.error,
+        )
         for result in draft.results
     ]
     llm = draft.route.understood.llm
@@ -331,7 +332,7 @@ async def record_answer(
         record.user_id if record else None,
         record.question if record else None,
         route.decided_by if route is not None else None,
-        json.dumps(record.tools) if record else "[]",
+        json.dumps([call.model_dump(mode="json") for call in record.tools]) if record else "[]",
         json.dumps(record.timings_ms) if record else "{}",
         record.total_ms if record else None,
         json.dumps(record.tokens) if record else "{}",
