@@ -31,9 +31,12 @@ def free_json_fields() -> set[tuple[str, str]]:
         if not isinstance(node, ast.ClassDef):
             continue
         for statement in node.body:
-            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                if re.search(r"\bAny\b", ast.unparse(statement.annotation)):
-                    found.add((node.name, statement.target.id))
+            if (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and re.search(r"\bAny\b", ast.unparse(statement.annotation))
+            ):
+                found.add((node.name, statement.target.id))
     return found
 
 
