@@ -19,7 +19,8 @@ from pydantic import ValidationError
 from services.router.coverage import meaningful
 from services.router.metric_finding import MetricFinder, describe_unknown
 from services.router.periods import period_arguments, price_window
-from services.router.portfolio_planning import plan_portfolio_calls
+from services.router.portfolio_planning import plan_portfolio_calls, sharpest_portfolio_intent
+from services.router.portfolio_reading import PORTFOLIO_INTENTS
 from services.router.rules import (
     METRIC_INTENTS,
     CompanyDirectory,
@@ -70,68 +71,124 @@ _ASKING = re.compile(_ASKING_VERBS, re.IGNORECASE)
 _NARRATIVE = re.compile(rf"\b(?:{_ASKING_VERBS}|summary|risks?|outlook|strategy)\b", re.IGNORECASE)
 
 
+@dataclass(frozen=True)
+class Decision:
+    """Which intent a question is planned as, and, when the intent's required slots are not
+    all filled, the intent a clarifying question is about."""
+
+    intent: Intent
+    pending: Intent | None = None
+    # A figure the stored totals cannot answer as asked (a scope, unread words, a fact the
+    # catalog does not name), sent to the filings' text instead.
+    uncovered_figure: bool = False
+
+
 def plan_intent(
-    intent: str, understanding: Understanding, directory: CompanyDirectory, finder: MetricFinder
+    candidate: str | None,
+    understanding: Understanding,
+    directory: CompanyDirectory,
+    finder: MetricFinder,
 ) -> RouteDecided:
-    """The tool calls that answer `intent` with what the question (and conversation) gave,
-    or a clarifying question naming what is missing."""
-    metrics = understanding.metrics
+    """The tool calls that answer the question as `decide_intent` decides it, or a clarifying
+    question naming what is missing. `candidate` is the layers' best intent (None when no
+    layer had one)."""
+    planning = Planning(understanding, understood_of(understanding, directory), directory, finder)
+    decision = decide_intent(candidate, planning)
+    planning.understood.uncovered_figure = decision.uncovered_figure
+    if decision.pending is not None:
+        return plan_clarification(decision.pending, planning)
+    planner = PLANNERS[INTENTS_BY_NAME[decision.intent].planner]
+    return planner(decision.intent, planning)
+
+
+def decide_intent(candidate: str | None, planning: Planning) -> Decision:
+    """The one place the intent of a question is decided: from the layers' candidate, the
+    conversation, and each intent's required slots (`IntentDefinition.required`). Planners
+    plan the intent decided here and never change it."""
+    understanding, understood = planning.understanding, planning.understood
+    symbols, metrics = understanding.symbols, understanding.metrics
+    intent: str
+    if candidate is None:
+        # Nobody was sure of anything: a company or a figure was named but not what about
+        # it, or nothing finq answers was named at all.
+        intent = "clarify" if symbols or metrics else "out_of_scope"
+    else:
+        intent = candidate
     if (
         understanding.previous_intent in {"price", "filings"}
         and understanding.inherited
         and intent in (METRIC_INTENTS | {"clarify", "out_of_scope"})
         and not (metrics and "metrics" not in understanding.inherited)
     ):
+        # A follow-up of a price or filings question ("and NVIDIA?") asks the same again.
         intent = understanding.previous_intent
     if intent == "clarify" and metrics:
         intent = "metric_lookup"
-    uncovered = bool(
+    if (
         intent in METRIC_INTENTS | {"clarify", "document_search"}
-        and understanding.symbols
+        and symbols
         and not metrics
         and not _NARRATIVE.search(understanding.question)
         and any(meaningful(phrase) for phrase in understanding.matches.unresolved)
-    )
-    if uncovered:
+    ):
         # A fact the catalog does not name, asked of a company ("how many employees", "who
         # audits Apple"), not what a filing says about a topic: the filings may answer it,
         # and when none is held the reply says which figures finq holds instead.
-        intent = "document_search"
-    planning = Planning(understanding, understood_of(understanding, directory), directory, finder)
-    planning.understood.uncovered_figure = uncovered
-    known = INTENTS_BY_NAME.get(intent)
-    planner = PLANNERS[known.planner] if known is not None else plan_clarification
-    return planner(intent, planning)  # type: ignore[arg-type]
+        return Decision("document_search", uncovered_figure=True)
+    if intent in PORTFOLIO_INTENTS:
+        intent = sharpest_portfolio_intent(intent, understanding.scores)  # type: ignore[arg-type]
+    definition = INTENTS_BY_NAME.get(intent)
+    if definition is None:  # a label no intent registers (an old classifier's)
+        return Decision("clarify", pending="metric_lookup")
+    missing = [slot for slot in definition.required if not _slot_filled(slot, planning)]
+    if "term" in missing:
+        # "What's going on with the economy?" is not asking what a term means.
+        return Decision("out_of_scope")
+    if missing:
+        return Decision("clarify", pending=intent if intent in ASKS_BACK else "metric_lookup")
+    if intent == "clarify":
+        return Decision("clarify", pending="metric_lookup")
+    if definition.planner == "figures":
+        if not understood.covered:
+            return Decision("document_search", uncovered_figure=True)
+        if len(symbols) > 1:
+            return Decision("metric_comparison")
+        periods = understanding.periods
+        if (
+            periods.spans_several
+            or periods.same_quarter_last_year  # a change over a year
+            or (understanding.growth and periods.fiscal_years)
+        ):
+            return Decision("metric_trend")
+    return Decision(intent)  # type: ignore[arg-type]
+
+
+# The intents whose clarifying question is their own ("Which company's filings do you
+# mean?"); any other missing slot is asked about as a figure.
+ASKS_BACK = METRIC_INTENTS | {"price", "filings"}
+
+
+def _slot_filled(slot: str, planning: Planning) -> bool:
+    understanding = planning.understanding
+    if slot == "company":
+        return bool(understanding.symbols)
+    if slot == "metric":
+        return bool(understanding.metrics)
+    if slot == "term":
+        return bool(defined_metrics(planning)) or _is_term_question(planning.question)
+    raise ValueError(f"no intent's slot is called {slot!r}")
 
 
 # --- figures --------------------------------------------------------------------------
 
 
 def plan_figures(intent: Intent, planning: Planning) -> RouteDecided:
-    """Figures of companies: a lookup, a comparison of companies, or a series. Drafted only
-    when the route covers the whole question; a scoped figure (a segment, a product line, a
-    region) or a question with words nothing read goes to the filings instead."""
-    understanding, understood = planning.understanding, planning.understood
-    symbols, metrics = understanding.symbols, understanding.metrics
-    if not (symbols and metrics):
-        return plan_clarification(intent, planning)
-    if not understood.covered:
-        understood.uncovered_figure = True
-        return plan_filing_search("document_search", planning)
-    if len(symbols) > 1:
-        intent = "metric_comparison"
-        understood.comparison = True
-    elif (
-        understanding.periods.spans_several
-        or understanding.periods.same_quarter_last_year  # a change over a year
-        or (understanding.growth and understanding.periods.fiscal_years)
-    ):
-        intent = "metric_trend"
-    elif intent not in METRIC_INTENTS:
-        intent = "metric_lookup"
+    """Figures of companies: a lookup, a comparison of companies, or a series."""
+    understanding = planning.understanding
+    planning.understood.comparison = len(understanding.symbols) > 1
     arguments = {
-        "symbols": symbols,
-        "metrics": metrics,
+        "symbols": understanding.symbols,
+        "metrics": understanding.metrics,
         "period": understanding.periods.period or "annual",
         **period_arguments(understanding.periods),
     }
@@ -143,13 +200,6 @@ def plan_figures(intent: Intent, planning: Planning) -> RouteDecided:
 
 def plan_prices(intent: Intent, planning: Planning) -> RouteDecided:
     understanding, directory = planning.understanding, planning.directory
-    if not understanding.symbols:
-        return pending(
-            planning,
-            "price",
-            "Which company's stock price do you mean? "
-            f"finq holds prices for {directory.describe()}.",
-        )
     calls = []
     for symbol in understanding.symbols[:5]:
         entry = directory.get(symbol)
@@ -167,12 +217,6 @@ _PLURAL_FILINGS = re.compile(r"\b(?:filings|reports|10-?ks|10-?qs|8-?ks|forms)\b
 
 def plan_filings_index(intent: Intent, planning: Planning) -> RouteDecided:
     understanding = planning.understanding
-    if not understanding.symbols:
-        return pending(
-            planning,
-            "filings",
-            f"Which company's filings do you mean? finq holds {planning.directory.describe()}.",
-        )
     calls = []
     for symbol in understanding.symbols[:5]:
         arguments: dict[str, Any] = {"symbol": symbol, "forms": understanding.forms or None}
@@ -288,14 +332,16 @@ def definition_term(question: str) -> str:
     return term.strip(" ?.!").strip()
 
 
+def defined_metrics(planning: Planning) -> list[str]:
+    """The catalog's metrics a definition question asks about."""
+    return planning.understanding.metrics or _resolve_term(
+        definition_term(planning.question), planning.finder
+    )
+
+
 def plan_definition(intent: Intent, planning: Planning) -> RouteDecided:
     question = planning.question
-    defined = planning.understanding.metrics or _resolve_term(
-        definition_term(question), planning.finder
-    )
-    if not defined and not _is_term_question(question):
-        # "What's going on with the economy?" is not asking what a term means.
-        return answered_without_tools(planning, "out_of_scope")
+    defined = defined_metrics(planning)
     if defined:
         return validated_plan(planning, "definition", [(LIST_METRICS, {"metrics": defined})])
     term = definition_term(question)
@@ -320,9 +366,23 @@ def plan_no_tools(intent: Intent, planning: Planning) -> RouteDecided:
 
 
 def plan_clarification(intent: Intent, planning: Planning) -> RouteDecided:
-    """A clarifying question naming what is missing: the company, or the figure."""
+    """A clarifying question about `intent` naming what is missing: the company, or the
+    figure."""
     understanding, directory = planning.understanding, planning.directory
     symbols, metrics = understanding.symbols, understanding.metrics
+    if intent == "price":
+        return pending(
+            planning,
+            "price",
+            "Which company's stock price do you mean? "
+            f"finq holds prices for {directory.describe()}.",
+        )
+    if intent == "filings":
+        return pending(
+            planning,
+            "filings",
+            f"Which company's filings do you mean? finq holds {directory.describe()}.",
+        )
     pending_intent: Intent = intent if intent in METRIC_INTENTS else "metric_lookup"
     if metrics and not symbols:
         labels = " and ".join(mid_sentence(METRICS_BY_ID[m].label) for m in metrics)
@@ -360,7 +420,7 @@ def plan_clarification(intent: Intent, planning: Planning) -> RouteDecided:
 def plan_portfolio(intent: Intent, planning: Planning) -> RouteDecided:
     """The user's own holdings, activity and returns (services.router.portfolio_planning);
     what was read is kept on the route, for the answerer and for follow-ups."""
-    plan = plan_portfolio_calls(intent, planning.understanding, planning.directory)
+    plan = plan_portfolio_calls(intent, planning.understanding, planning.directory)  # type: ignore[arg-type]
     planning.understood.portfolio = plan.reading
     if plan.clarifying is not None:
         return pending(planning, plan.intent, plan.clarifying)

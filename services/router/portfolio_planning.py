@@ -49,7 +49,6 @@ def plan_portfolio_calls(
         today_of(entry.latest_price_day for entry in directory.entries),
         metrics=understanding.matches.metrics,
     )
-    intent = sharpest_portfolio_intent(intent, understanding.scores)
     plan = PortfolioPlan(intent, reading)
     PLANS[intent](plan, understanding)
     return plan

@@ -88,11 +88,9 @@ def decide_route(
             unsure = True
             if classifier is not None:
                 unsure_layers.append("classifier")
-            if top <= 0:
-                best = (
-                    "clarify" if understanding.symbols or understanding.metrics else "out_of_scope"
-                )
-    route = plan_intent(best, understanding, directory, finder)
+    # With no cue for anything, no layer has a candidate: `plan_intent` decides alone.
+    candidate = None if top <= 0 and decided_by != "classifier" else best
+    route = plan_intent(candidate, understanding, directory, finder)
     route.decided_by = decided_by
     route.confidence = confidence
     route.understood.unsure_layers = unsure_layers
