@@ -1,17 +1,24 @@
 """`finq eval`: the team's golden questions through the live pipeline, scored.
 
 Each golden question says what it must get: the intent, the tools, the arguments that
-matter, and the answer — figures (found among the answer's facts, within tolerance, under
-the right company, metric and period), a clarifying question, a refusal, a "no data" answer
-naming what is missing, an "uncovered" answer that shows no figure for a question stored
-figures cannot answer, and so on. Follow-ups share a `conversation` and are asked in order
-in one conversation; everything else is asked concurrently.
+matter, and the answer — figures (each stated in the answer's text with its value to the
+precision shown, and, for a catalog metric, found among the answer's facts under the right
+company, metric and period), a clarifying question, a refusal, a "no data" answer naming
+what is missing, an "uncovered" answer that shows no figure for a question stored figures
+cannot answer, and so on. Follow-ups share a `conversation` and are asked in order in one
+conversation; everything else is asked concurrently.
 
-The questions come in two splits. "dev" (`golden_questions.jsonl`) is what the rules are
+The questions come in three splits. "dev" (`golden_questions.jsonl`) is what the rules are
 tuned against: the original questions (ids g…, the ones the README's figures were tuned
-on) and later ones (ids d…). "heldout" (`golden_questions_heldout.jsonl`, ids h…) was
-written with the dev additions, before the fixes they test, and nobody tunes rules against
-it: its figure is the honest estimate of how finq does on questions nobody has seen.
+on) and later ones. "heldout" (`golden_questions_heldout.jsonl`) was written by someone who
+never read the rules, and nobody tunes rules against it: its figure is the honest estimate
+of how finq does on questions nobody has seen. "outside" (`golden_questions_outside.jsonl`,
+absent until its questions are supplied) is written from outside the project, in words
+nobody on it chose.
+
+`eval_levels.json` holds each split's measured figures (`finq eval --write-levels`); the
+live test fails when a split falls more than a point below its level, so a level is only
+ever measured, never typed in.
 """
 
 from __future__ import annotations
@@ -27,20 +34,29 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from services.control.progress import Progress, Step
+from services.control.stated_figures import StatedNumber, stated_numbers
+from shared.metric_catalog import METRICS_BY_ID
 
 GOLDEN_FILE = Path(__file__).resolve().parent / "golden_questions.jsonl"
 HELDOUT_FILE = Path(__file__).resolve().parent / "golden_questions_heldout.jsonl"
+OUTSIDE_FILE = Path(__file__).resolve().parent / "golden_questions_outside.jsonl"
+LEVELS_FILE = Path(__file__).resolve().parent / "eval_levels.json"
 LATENCY_BUDGET_MS = 5000.0
 # A figure matches when within this share of the expected value (answers show 4 digits).
 FIGURE_TOLERANCE = 0.0005
 
 Expect = Literal["figures", "answer", "no_data", "clarify", "refusal", "no_passage", "uncovered"]
-Split = Literal["dev", "heldout"]
-SPLITS: tuple[Split, ...] = ("dev", "heldout")
-SPLIT_FILES: dict[Split, Path] = {"dev": GOLDEN_FILE, "heldout": HELDOUT_FILE}
+Split = Literal["dev", "heldout", "outside"]
+SPLITS: tuple[Split, ...] = ("dev", "heldout", "outside")
+SPLIT_FILES: dict[Split, Path] = {
+    "dev": GOLDEN_FILE,
+    "heldout": HELDOUT_FILE,
+    "outside": OUTSIDE_FILE,
+}
+Unit = Literal["USD", "USD/share", "%", "x", "days", "shares"]
 # The questions the rules were tuned against before the held-out split existed.
 TUNED_ID_PREFIX = "g"
 
@@ -49,12 +65,37 @@ _NO_PASSAGE = re.compile(r"No passage (?:about “[^”]*” )?was found")
 
 
 class ExpectedFigure(BaseModel):
+    """A figure the answer must state. With a catalog `metric` it must also be among the
+    answer's facts under `symbol`, `metric` and `period`; without one it is computed (a
+    difference between years, a sum across companies) and need only be stated, with the
+    right value. A decrease is a negative value: "fell by $1.2 billion" states -1.2e9."""
+
     model_config = ConfigDict(extra="forbid")
 
-    symbol: str
-    metric: str
-    period: str  # "FY2023", "Q1 FY2024"
+    symbol: str | None = None
+    metric: str | None = None
+    period: str | None = None  # "FY2023", "Q1 FY2024"; for a computed figure, a note
     value: float
+    # The value's unit, so a percentage is never read as dollars; a catalog metric's own
+    # unit when not given.
+    unit: Unit | None = None
+
+    @model_validator(mode="after")
+    def _a_metric_names_its_fact(self) -> ExpectedFigure:
+        if self.metric is not None and (self.symbol is None or self.period is None):
+            raise ValueError(f"figure {self.metric!r} needs its symbol and period")
+        return self
+
+    @property
+    def value_unit(self) -> str | None:
+        if self.unit is not None:
+            return self.unit
+        metric = METRICS_BY_ID.get(self.metric) if self.metric else None
+        return metric.unit if metric else None
+
+    def describe(self) -> str:
+        named = " ".join(part for part in (self.symbol, self.metric, self.period) if part)
+        return f"{named or 'computed'} {self.value:g}"
 
 
 class GoldenQuestion(BaseModel):
@@ -84,17 +125,25 @@ def load_golden(path: Path = GOLDEN_FILE) -> list[GoldenQuestion]:
     return [GoldenQuestion.model_validate_json(line) for line in lines if line.strip()]
 
 
+def _load_split_file(path: Path) -> list[GoldenQuestion]:
+    # A split whose questions are not written yet (the outside one) is an empty split.
+    return load_golden(path) if path.exists() else []
+
+
 def load_split(
     split: Split | Literal["all"] = "all", files: dict[Split, Path] = SPLIT_FILES
 ) -> list[GoldenQuestion]:
-    """The bundled questions of one split, or of both (dev first).
+    """The bundled questions of one split, or of every one (in SPLITS' order); a split's
+    missing file is a split of no questions.
 
     Each file holds only its own split: a held-out question filed among the dev ones would
     be tuned against, so that is an error, not a choice."""
     chosen = SPLITS if split == "all" else (split,)
     questions: list[GoldenQuestion] = []
     for name in chosen:
-        loaded = load_golden(files[name])
+        if name not in files:
+            continue
+        loaded = _load_split_file(files[name])
         strays = [q.id for q in loaded if q.split != name]
         if strays:
             raise ValueError(f"{files[name].name} holds questions of another split: {strays}")
@@ -128,6 +177,9 @@ class Score:
     grounded: bool
     clarification: bool
     problems: list[str] = field(default_factory=list)
+    # Facts shown for a figure or uncovered question while the text states none of the
+    # figures asked: an answer to some other question, passed off as this one's.
+    for_another_question: bool = False
 
 
 def _same(expected: Any, got: Any, key: str) -> bool:
@@ -136,13 +188,20 @@ def _same(expected: Any, got: Any, key: str) -> bool:
     return bool(expected == got)
 
 
+def period_key(period: str) -> str:
+    """A period label as both spellings of a trailing twelve months read: the tools write
+    "TTM to Q1 FY2026", a question's writer may write "TTM Q1 FY2026"."""
+    return period.replace("TTM to ", "TTM ")
+
+
 def _same_period(expected: str, got: str) -> bool:
     """A fiscal year's closing balance is also its fourth quarter's: "as of" the year-end
     date may be read either way. A flow differs between the two, so the value still tells."""
-    return expected.removeprefix("Q4 ") == got.removeprefix("Q4 ")
+    return period_key(expected).removeprefix("Q4 ") == period_key(got).removeprefix("Q4 ")
 
 
 def _figure_found(figure: ExpectedFigure, facts: list[dict[str, Any]]) -> bool:
+    """Whether the catalog figure is among the answer's facts: fetched, as the text says."""
     for fact in facts:
         if (fact["symbol"], fact["metric"]) != (figure.symbol, figure.metric):
             continue
@@ -152,6 +211,12 @@ def _figure_found(figure: ExpectedFigure, facts: list[dict[str, Any]]) -> bool:
         if math.isclose(fact["value"], figure.value, abs_tol=allowed):
             return True
     return False
+
+
+def _figure_stated(figure: ExpectedFigure, numbers: list[StatedNumber]) -> bool:
+    """Whether the answer's text states the figure, to the precision it shows."""
+    unit = figure.value_unit
+    return any(number.states(figure.value, unit) for number in numbers)
 
 
 def score(outcome: Outcome) -> Score:
@@ -195,14 +260,24 @@ def score(outcome: Outcome) -> Score:
     if missing_text:
         problems.append(f"answer lacks {missing_text}")
     answer_ok = not missing_text
+    facts = body.get("facts") or []
+    for_another = False
     if golden.expect == "figures":
-        absent = [f for f in golden.figures if not _figure_found(f, body.get("facts", []))]
+        numbers = stated_numbers(answer)
+        unstated = [f for f in golden.figures if not _figure_stated(f, numbers)]
+        if unstated:
+            problems.append(
+                "figures not stated in the answer: " + ", ".join(f.describe() for f in unstated)
+            )
+        absent = [f for f in golden.figures if f.metric and not _figure_found(f, facts)]
         if absent:
             problems.append(
-                "figures not in the answer's facts: "
-                + ", ".join(f"{f.symbol} {f.metric} {f.period} {f.value:g}" for f in absent)
+                "figures not in the answer's facts: " + ", ".join(f.describe() for f in absent)
             )
-        answer_ok = answer_ok and not absent and not needs
+        answer_ok = answer_ok and not unstated and not absent and not needs
+        # A question that names no figure (a trend of "the last four quarters") has none
+        # the text could miss.
+        for_another = bool(facts) and bool(golden.figures) and len(unstated) == len(golden.figures)
     elif golden.expect == "clarify":
         answer_ok = answer_ok and needs and bool(body.get("clarifying_question"))
     elif golden.expect == "refusal":
@@ -217,13 +292,13 @@ def score(outcome: Outcome) -> Score:
     elif golden.expect == "uncovered":
         # Stored figures cannot answer it (a segment, a product line, a filing's text): any
         # figure shown would be a company total or another figure passed off as the answer.
-        shown = body.get("facts") or []
-        if shown:
+        if facts:
             problems.append(
                 "figures shown for a question they cannot answer: "
-                + ", ".join(f"{f['symbol']} {f['metric']} {f['period']}" for f in shown[:4])
+                + ", ".join(f"{f['symbol']} {f['metric']} {f['period']}" for f in facts[:4])
             )
-        answer_ok = answer_ok and not shown and bool(validation.get("passed"))
+        answer_ok = answer_ok and not facts and bool(validation.get("passed"))
+        for_another = bool(facts)
     else:
         answer_ok = answer_ok and not needs
     if not answer_ok and not problems:
@@ -242,7 +317,16 @@ def score(outcome: Outcome) -> Score:
             f"repairs {validation.get('repairs')}"
         )
     clarification_ok = needs == (golden.expect == "clarify")
-    return Score(intent_ok, tools_ok, arguments_ok, answer_ok, grounded, clarification_ok, problems)
+    return Score(
+        intent_ok,
+        tools_ok,
+        arguments_ok,
+        answer_ok,
+        grounded,
+        clarification_ok,
+        problems,
+        for_another,
+    )
 
 
 async def _ask(
@@ -371,6 +455,7 @@ def _section(scored: list[tuple[Outcome, Score]], with_failures: bool = True) ->
         "clarification_on_other_questions": _rate(
             [r.clarification for o, r in scored if o.golden.expect != "clarify"]
         ),
+        "figures_for_another_question": sum(r.for_another_question for r in scores),
         "latency_ms": {
             "p50": _percentile(latencies, 0.5),
             "p95": _percentile(latencies, 0.95),
@@ -461,6 +546,10 @@ def format_report(report: dict[str, Any]) -> str:
     ]
     for label, key in _ROWS:
         lines.append(f"  {label:28}" + "".join(f"{s[key]:>10.1%}" for s in columns.values()))
+    lines.append(
+        f"  {'figures for another question':28}"
+        + "".join(f"{s['figures_for_another_question']:>10}" for s in columns.values())
+    )
     for label, key in (("latency p50 ms", "p50"), ("latency p95 ms", "p95")):
         lines.append(
             f"  {label:28}" + "".join(f"{s['latency_ms'][key]:>10.0f}" for s in columns.values())
@@ -511,3 +600,68 @@ def thresholds_missed(
 def write_report(report: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+
+
+# What eval_levels.json holds per split; the rates may fall at most LEVEL_SLACK below their
+# level, the count may not rise at all.
+LEVEL_RATES: tuple[str, ...] = ("intent_accuracy", "answer_correctness")
+LEVEL_COUNTS: tuple[str, ...] = ("figures_for_another_question",)
+# One point: a question or two of the larger splits answered differently under load (a
+# deadline missed) is not a regression; more is.
+LEVEL_SLACK = 0.01
+WRITE_LEVELS_COMMAND = "finq eval --write-levels"
+
+
+def measured_levels(report: dict[str, Any]) -> dict[str, Any]:
+    """Each split's levels as `report` measured them; a split asked no questions has none."""
+    splits: dict[str, Any] = {}
+    for name in SPLITS:
+        section = report["splits"].get(name)
+        if section is None:
+            splits[name] = {"questions": 0}
+            continue
+        splits[name] = {
+            "questions": section["questions"],
+            **{key: section[key] for key in LEVEL_RATES + LEVEL_COUNTS},
+        }
+    return {"measured_by": WRITE_LEVELS_COMMAND, "splits": splits}
+
+
+def write_levels(report: dict[str, Any], path: Path = LEVELS_FILE) -> dict[str, Any]:
+    """Write the levels `report` measured (a report of every bundled question) to `path`."""
+    levels = measured_levels(report)
+    path.write_text(json.dumps(levels, indent=2) + "\n")
+    return levels
+
+
+def load_levels(path: Path = LEVELS_FILE) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
+def levels_missed(report: dict[str, Any], levels: dict[str, Any]) -> list[str]:
+    """Where `report` falls below the measured `levels`: a rate more than LEVEL_SLACK under
+    its level, a count above it. Levels measured on other questions than were asked compare
+    nothing, so a split whose question count changed is named too, to be measured again."""
+    missed: list[str] = []
+    for name in SPLITS:
+        section = report["splits"].get(name)
+        asked = section["questions"] if section else 0
+        level = levels["splits"].get(name)
+        if level is None or level["questions"] != asked:
+            measured = "no level" if level is None else f"a level of {level['questions']} questions"
+            missed.append(
+                f"{name}: {asked} questions asked against {measured}; "
+                f"measure again with `{WRITE_LEVELS_COMMAND}`"
+            )
+            continue
+        if section is None:
+            continue
+        for key in LEVEL_RATES:
+            # 1e-9: a rate exactly a point below, less float noise, is within the slack.
+            if section[key] < level[key] - LEVEL_SLACK - 1e-9:
+                missed.append(f"{name} {key} {section[key]:.1%} < level {level[key]:.1%}")
+        for key in LEVEL_COUNTS:
+            if section[key] > level[key]:
+                missed.append(f"{name} {key} {section[key]} > level {level[key]}")
+    return missed

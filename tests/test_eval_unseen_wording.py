@@ -1,0 +1,80 @@
+"""The held-out and outside questions stay unseen by the code: no run of five consecutive
+words of one of them stands anywhere in a .py file under services/ or shared/, in code,
+string or comment. A rule, an alias or an example copied from such a question would score
+the question by having read it, and its split would flatter.
+
+Both sides are read the same way: lowercased, every \\w+ token a word, everything else
+(punctuation, spacing, line breaks) a gap between words."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+from services.control.evaluation import load_split
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE_FOLDERS = ("services", "shared")
+RUN = 5
+UNSEEN_SPLITS = ("heldout", "outside")
+_WORD = re.compile(r"\w+")
+
+Run = tuple[str, ...]
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def runs(text: str) -> set[Run]:
+    found = words(text)
+    return {tuple(found[i : i + RUN]) for i in range(len(found) - RUN + 1)}
+
+
+@cache
+def code_runs() -> dict[Run, str]:
+    """Every five-word run of the code, with the first file it stands in (built once)."""
+    seen: dict[Run, str] = {}
+    for folder in CODE_FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            name = str(path.relative_to(ROOT))
+            for run in runs(path.read_text(encoding="utf-8")):
+                seen.setdefault(run, name)
+    return seen
+
+
+def where(run: Run, name: str) -> str:
+    """ "file:line" of the run's first stand in the file, for a reader to find it."""
+    text = (ROOT / name).read_text(encoding="utf-8")
+    found = re.search(r"\W+".join(run), text, re.IGNORECASE)
+    return f"{name}:{text.count(chr(10), 0, found.start()) + 1}" if found else name
+
+
+def test_reading_turns_code_and_questions_into_the_same_words() -> None:
+    code = 'return f"{possessive(company)} net-income, FOR fiscal_2023"  # why: "it\'s"'
+    assert words(code) == [
+        "return", "f", "possessive", "company", "net", "income", "for", "fiscal_2023",
+        "why", "it", "s",
+    ]  # fmt: skip
+    assert ("possessive", "company", "net", "income", "for") in runs(code)
+
+
+def test_the_code_is_read_whole() -> None:
+    # Both folders are read, and nothing beside them: tests quote questions on purpose.
+    files = set(code_runs().values())
+    assert any(name.startswith("services/router/") for name in files)
+    assert any(name.startswith("shared/") for name in files)
+    assert not any(name.startswith("tests/") for name in files)
+
+
+def test_no_five_word_run_of_a_heldout_or_outside_question_is_in_the_code() -> None:
+    code = code_runs()
+    hits = [
+        f"{question.split} {question.id}: {' '.join(run)!r} in {where(run, code[run])}"
+        for split in UNSEEN_SPLITS
+        for question in load_split(split)
+        for run in sorted(runs(question.question))
+        if run in code
+    ]
+    assert not hits, f"{len(hits)} runs of unseen questions stand in the code:\n" + "\n".join(hits)
