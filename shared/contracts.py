@@ -21,6 +21,7 @@ from shared.tools import (
     ActivityKindName,
     AnyToolArguments,
     AssetClassName,
+    RankByName,
     ToolArguments,
     ToolName,
 )
@@ -112,6 +113,8 @@ class FormulaInput(Contract):
     """One term of a derived figure's formula and the stored figure it stood for."""
 
     term: str  # as the formula writes it: "revenue", "stockholders_equity[-1]"
+    # Whose figure it is, when not the derived fact's own company (a sum across companies).
+    symbol: str | None = None
     metric: str
     metric_label: str
     value: float  # as stored; a stock-split factor stays in the formula
@@ -318,7 +321,7 @@ class PeriodSelection(Contract):
     spans_several: bool = False  # a range, a list, "last N", "by quarter": a series
     # Year-to-date durations ("nine months ended …"): how many months, summed from quarters.
     months_to_date: int | None = None
-    # Growth of a quarter against the same quarter a year earlier.
+    # Growth of a quarter against the matching quarter of the prior year.
     same_quarter_last_year: bool = False
     asked: list[PeriodRef] = Field(default_factory=list)
     window: PriceWindow | None = None  # a price question's days
@@ -366,6 +369,21 @@ class RatioAsked(Contract):
     text: str  # the ratio words as written: "what percentage of"
 
 
+OperationKind = Literal["change", "sum", "difference", "multiple"]
+
+
+class AskedOperation(Contract):
+    """Arithmetic the question asks of the figures it names, which the answerer computes and
+    states first: a figure's change between two periods (in its own unit, in percent, or
+    both), or, across companies, their sum, the first one's excess over the second, or the
+    first one as a multiple of the second."""
+
+    kind: OperationKind
+    text: str  # the words that ask it, as written
+    as_percent: bool = False
+    in_units: bool = False
+
+
 RouteSlot = Literal["companies", "metrics", "periods", "forms", "window"]
 
 
@@ -384,7 +402,7 @@ class PortfolioReading(Contract):
     timeframe_text: str | None = None  # the timeframe as written
     kinds: list[ActivityKindName] = Field(default_factory=list)
     order: Literal["best", "worst"] | None = None
-    by: Literal["usd", "percent"] | None = None
+    by: RankByName | None = None  # a gain in dollars or percent, or size ("value") or weight
     limit: int | None = None  # "top 3", "my two best"
     condition: Literal["above", "below", "falling", "rising"] | None = None
     threshold: float | None = None  # in the figure's unit: 20 for "above 20%"
@@ -394,6 +412,10 @@ class PortfolioReading(Contract):
     query: str | None = None  # what the filings of the largest holdings are searched for
     include_closed: bool = False  # realized gains: sold-out positions count
     holdings_asked: bool = False  # "holdings", "positions", "allocation": list them
+    realized: bool = False  # realized gains asked, alone: the figure, not the positions
+    # A market index the question compares with ("the S&P-500"), as the answer names it:
+    # finq holds no index's prices, so the answer says it is not compared.
+    benchmark: str | None = None
     # What a follow-up took from the portfolio question before it ("timeframe", "account").
     inherited: list[str] = Field(default_factory=list)
 
@@ -419,6 +441,7 @@ class Understood(Contract):
     comparison: bool = False
     growth: bool = False
     ratio: RatioAsked | None = None
+    operation: AskedOperation | None = None
     category: str | None = None  # a "which metrics…" question's catalog category
     term: str | None = None  # the term a definition question asks about
     pending_intent: Intent | None = None  # what a clarifying question is about

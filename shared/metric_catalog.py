@@ -6,7 +6,7 @@ label the figures, the ingest picks the XBRL tags and computes the formulas.
 
 Reported metrics have `xbrl_tags`: ordered fallbacks (first tag with a value for
 a period wins, see `services.ingest.companyfacts`), chosen by reading which
-us-gaap tags Apple, NVIDIA, Alphabet and Tesla actually file in each year; the
+us-gaap tags the four bundled companies actually file in each year; the
 comments beside them say which company uses which tag when, and what is missing.
 
 Derived metrics have a `formula` over other metric ids, evaluated by

@@ -1,7 +1,7 @@
 """Figures finq does not store but the question asks for, computed in code from the
 figures it fetched, with the arithmetic shown: a year-to-date total ("the nine months
-ended June 29, 2024" is Q1 + Q2 + Q3), a quarter's growth against the same quarter a year
-earlier, the change of a figure between two fiscal years named, and a ratio asked in words
+ended June 29, 2024" is Q1 + Q2 + Q3), a quarter's growth on the matching quarter of the
+prior year, the change of a figure between two fiscal years named, and a ratio asked in words
 that the catalog does not hold ("what percentage of Apple's revenue was cost of sales").
 
 Each is a derived fact whose inputs are the fetched figures, so the validator checks the
@@ -24,6 +24,7 @@ _MONTH_WORDS = {3: "three", 6: "six", 9: "nine", 12: "twelve"}
 def _input(term: str, fact: Fact) -> FormulaInput:
     return FormulaInput(
         term=term,
+        symbol=fact.symbol,
         metric=fact.metric,
         metric_label=fact.metric_label,
         value=fact.value,
@@ -43,14 +44,26 @@ def _derived(base: Fact, **changes: object) -> Fact:
 
 def computed_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
     """Every figure the question asks for that is computed from the fetched ones, with the
-    sentences that show its arithmetic."""
+    sentences that show its arithmetic; the arithmetic the question asked for in words
+    (`operation_figures`) comes first, as the answer."""
     derived: list[Fact] = []
     sentences: list[str] = []
-    for compute in (year_to_date, same_quarter_growth, change_between_years, ratio_figures):
+    computations = [year_to_date, same_quarter_growth, change_between_years, ratio_figures]
+    if understood.operation is not None:
+        computations = [operation_figures, *(c for c in computations if c in _BESIDE_OPERATION)]
+    for compute in computations:
         found, said = compute(facts, understood)
         derived.extend(found)
         sentences.extend(said)
     return derived, sentences
+
+
+def operation_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+    """The arithmetic the question asked for in words: a change between two periods, or a
+    sum, difference or multiple across companies."""
+    changed, said = change_between_years(facts, understood)
+    across, told = across_companies(facts, understood)
+    return [*changed, *across], [*said, *told]
 
 
 def _is_flow(metric: str) -> bool:
@@ -105,7 +118,7 @@ def year_to_date(facts: list[Fact], understood: Understood) -> tuple[list[Fact],
 
 
 def same_quarter_growth(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
-    """A quarter's growth against the same quarter a year earlier, when both were fetched."""
+    """A quarter's growth on the matching quarter of the prior year, when both were fetched."""
     if not understood.periods.same_quarter_last_year:
         return [], []
     series = _quarters(facts)
@@ -135,36 +148,167 @@ def same_quarter_growth(facts: list[Fact], understood: Understood) -> tuple[list
 
 def change_between_years(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
     """How a figure changed between the two fiscal years a question names ("how did
-    revenue change between fiscal 2022 and fiscal 2023"), in percent of the earlier one."""
+    revenue change between fiscal 2022 and fiscal 2023"): in percent of the earlier one, in
+    the figure's own unit, or both, as the question asked (`Understood.operation`). Between
+    consecutive years the percent is the catalog's own year-over-year growth of the figure,
+    and is named so."""
     periods = understood.periods
+    operation = understood.operation
     if not understood.growth or periods.same_quarter_last_year or len(periods.fiscal_years) != 2:
         return [], []
+    as_percent = operation is None or operation.as_percent
+    in_units = operation is not None and operation.in_units
     first_year, last_year = sorted(periods.fiscal_years)
     annual = {
         (fact.symbol, fact.metric, fact.fiscal_year): fact
         for fact in facts
-        if fact.period_type == "annual" and fact.metric in METRICS_BY_ID
+        if fact.period_type == "annual" and fact.metric in METRICS_BY_ID and not fact.formula
     }
     changes: list[Fact] = []
     sentences: list[str] = []
     for (symbol, metric, year), last in sorted(annual.items()):
         first = annual.get((symbol, metric, first_year))
-        if year != last_year or first is None or first.value <= 0:
+        if year != last_year or first is None:
             continue
-        change, sentence = _percent_change(
-            last,
-            first,
-            label=f"{last.metric_label} change since fiscal {first_year}",
-            source_id=f"derived:{symbol}:{metric}:change:FY{first_year}-FY{last_year}",
-            terms=("later", "earlier"),
-            opening=(
-                f"From fiscal {first_year} to fiscal {last_year}, {possessive(last.company)} "
-                f"{mid_sentence(last.metric_label)}"
-            ),
+        opening = (
+            f"From fiscal {first_year} to fiscal {last_year}, {possessive(last.company)} "
+            f"{mid_sentence(last.metric_label)}"
         )
-        changes.append(change)
-        sentences.append(sentence)
+        if in_units:
+            difference = last.value - first.value
+            changes.append(
+                _derived(
+                    last,
+                    metric_label=f"{last.metric_label} change since fiscal {first_year}",
+                    value=difference,
+                    source_id=f"derived:{symbol}:{metric}:difference:FY{first_year}-FY{last_year}",
+                    formula="later - earlier",
+                    inputs=[_input("later", last), _input("earlier", first)],
+                )
+            )
+            # Signed, as the validator holds the difference: "changed by -$5.2 billion".
+            sentences.append(
+                f"{opening} changed by {format_value(difference, last.unit)}: "
+                f"{format_value(last.value, last.unit)} − {format_value(first.value, first.unit)}."
+            )
+        if as_percent and first.value > 0:
+            growth = yoy_growth_of(metric) if last_year - first_year == 1 else None
+            change, sentence = _percent_change(
+                last,
+                first,
+                label=(
+                    METRICS_BY_ID[growth].label
+                    if growth
+                    else f"{last.metric_label} change since fiscal {first_year}"
+                ),
+                source_id=f"derived:{symbol}:{metric}:change:FY{first_year}-FY{last_year}",
+                terms=("later", "earlier"),
+                opening=opening,
+            )
+            changes.append(change.model_copy(update={"metric": growth}) if growth else change)
+            sentences.append(sentence)
     return changes, sentences
+
+
+def yoy_growth_of(metric: str) -> str | None:
+    """The catalog's year-over-year growth of `metric`, if it holds one."""
+    return _YOY_GROWTH.get(metric)
+
+
+_YOY_GROWTH: dict[str, str] = {
+    entry.inputs[0]: entry.id
+    for entry in METRICS_BY_ID.values()
+    if len(entry.inputs) == 1
+    and entry.formula == f"({entry.inputs[0]} / {entry.inputs[0]}[-1] - 1) * 100"
+}
+
+
+def across_companies(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+    """One figure of several companies for one period, added up, the first less the second,
+    or the first as a multiple of the second, as the question asked; in the order the
+    question names the companies."""
+    operation = understood.operation
+    if operation is None or operation.kind == "change" or len(understood.metrics) != 1:
+        return [], []
+    metric = understood.metrics[0].id
+    by_period: dict[str, dict[str, Fact]] = defaultdict(dict)
+    for fact in facts:
+        if fact.metric == metric and not fact.formula:
+            by_period[fact.period][fact.symbol] = fact
+    order = understood.symbols
+    derived: list[Fact] = []
+    sentences: list[str] = []
+    for period, of_company in by_period.items():
+        named = [of_company[symbol] for symbol in order if symbol in of_company]
+        if len(named) < 2 or len(named) < len(order):
+            continue
+        first, second = named[0], named[1]
+        label = mid_sentence(first.metric_label)
+        when = fiscal_period(first)
+        if operation.kind == "sum":
+            total = sum(fact.value for fact in named)
+            terms = [f"company_{index}" for index in range(len(named))]
+            fact = _derived(
+                first,
+                symbol="+".join(f.symbol for f in named),
+                company=" and ".join(f.company for f in named),
+                metric_label=f"combined {label}",
+                value=total,
+                source_id=f"derived:{'+'.join(f.symbol for f in named)}:{metric}:sum:{period}",
+                formula=" + ".join(terms),
+                inputs=[_input(term, f) for term, f in zip(terms, named, strict=True)],
+            )
+            shown = " + ".join(format_value(f.value, f.unit) for f in named)
+            sentences.append(
+                f"Together, {_and(named)} had {label} of {format_value(total, first.unit)} in "
+                f"{when}: {shown}."
+            )
+        elif operation.kind == "difference":
+            value = first.value - second.value
+            fact = _derived(
+                first,
+                symbol=f"{first.symbol}-{second.symbol}",
+                company=f"{first.company} less {second.company}",
+                metric_label=f"{label} of {first.company} less {second.company}'s",
+                value=value,
+                source_id=f"derived:{first.symbol}-{second.symbol}:{metric}:difference:{period}",
+                formula="first - second",
+                inputs=[_input("first", first), _input("second", second)],
+            )
+            sentences.append(
+                f"{possessive(first.company)} {label} in {when} less "
+                f"{possessive(second.company)} was {format_value(value, first.unit)}: "
+                f"{format_value(first.value, first.unit)} − "
+                f"{format_value(second.value, second.unit)}."
+            )
+        else:  # a multiple
+            if second.value == 0:
+                continue
+            value = first.value / second.value
+            fact = _derived(
+                first,
+                symbol=f"{first.symbol}/{second.symbol}",
+                company=f"{first.company} over {second.company}",
+                metric_label=f"{label} of {first.company} as a multiple of {second.company}'s",
+                value=value,
+                unit="x",
+                source_id=f"derived:{first.symbol}/{second.symbol}:{metric}:multiple:{period}",
+                formula="first / second",
+                inputs=[_input("first", first), _input("second", second)],
+            )
+            sentences.append(
+                f"{possessive(first.company)} {label} in {when} was "
+                f"{format_value(value, 'x')} {possessive(second.company)}: "
+                f"{format_value(first.value, first.unit)} / "
+                f"{format_value(second.value, second.unit)}."
+            )
+        derived.append(fact)
+    return derived, sentences
+
+
+def _and(facts: list[Fact]) -> str:
+    names = [fact.company for fact in facts]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _percent_change(
@@ -231,3 +375,7 @@ def ratio_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact]
             "× 100."
         )
     return ratios, sentences
+
+
+# What is computed beside an asked operation: everything but the change it computes itself.
+_BESIDE_OPERATION = (year_to_date, same_quarter_growth, ratio_figures)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from services.answerer.comparisons import compose_comparisons
-from services.answerer.computed_figures import computed_figures
+from services.answerer.computed_figures import computed_figures, operation_figures
 from services.answerer.extras import chart_spec, suggestions
 from services.answerer.formatting import (
     compose_filings_answer,
@@ -142,7 +142,7 @@ def draft_filings_index(route: RouteDecided, fetched: Fetched) -> Drafted:
 
 def draft_series(route: RouteDecided, fetched: Fetched) -> Drafted:
     text, citations = compose_series_answer(fetched.facts, fetched.sources, fetched.missing)
-    text = " ".join([text, *compose_trend(fetched.facts), *fetched.computed_sentences])
+    text = with_computed(route, fetched, " ".join([text, *compose_trend(fetched.facts)]))
     return reading_note(route.understood) + text, citations
 
 
@@ -150,8 +150,31 @@ def draft_figures(route: RouteDecided, fetched: Fetched) -> Drafted:
     text, citations = compose_metric_answer(fetched.facts, fetched.sources, fetched.missing)
     if route.understood.comparison:
         text = " ".join([text, *compose_comparisons(fetched.facts)])
-    text = " ".join([text, *fetched.computed_sentences])
-    return reading_note(route.understood) + text, citations
+    return reading_note(route.understood) + with_computed(route, fetched, text), citations
+
+
+def with_computed(route: RouteDecided, fetched: Fetched, text: str) -> str:
+    """The figures' text with what was computed from them. Arithmetic the question asked for
+    in words is the answer, so it comes first; when it could not be computed (a figure it
+    needs is not held), the answer says so before the figures it does hold."""
+    operation = route.understood.operation
+    if operation is None:
+        return " ".join([text, *fetched.computed_sentences])
+    if not operation_figures(fetched.facts, route.understood)[0]:
+        missing = (
+            f"The {OPERATION_WORDS[operation.kind]} asked for could not be computed: finq does "
+            "not hold every figure it needs."
+        )
+        return " ".join([missing, text, *fetched.computed_sentences])
+    return " ".join([*fetched.computed_sentences, text])
+
+
+OPERATION_WORDS = {
+    "change": "change",
+    "sum": "total",
+    "difference": "difference",
+    "multiple": "multiple",
+}
 
 
 def draft_portfolio(route: RouteDecided, fetched: Fetched) -> Drafted:

@@ -6,8 +6,8 @@ enough digits that their rounding stays well inside the validator's 2% cap.
 A derived figure is followed by its arithmetic, written from the fact's formula and
 inputs: "…was 44.1%: gross profit $169.1 billion / revenue $383.3 billion × 100 = 44.1%."
 Each input shows in its own unit, an earlier period's input names its period, and an
-average of two balances reads as one ("average stockholders' equity ($62.1 billion at the
-end of fiscal 2023 and $50.7 billion at the end of fiscal 2022)").
+average of two balances reads as one ("average stockholders' equity ($62.1 billion when
+fiscal 2023 closed and $50.7 billion when fiscal 2022 closed)").
 """
 
 from __future__ import annotations
@@ -138,8 +138,8 @@ class _Arithmetic:
         return f"{when} {mid_sentence(item.metric_label)} {_input_value(item)}"
 
     def _average(self, node: ast.BinOp) -> str | None:
-        """ "(x + x[-1]) / 2" as "average x ($A at the end of fiscal 2023 and $B at the end of
-        fiscal 2022)": avg() only ever averages a balance with the one a year earlier."""
+        """ "(x + x[-1]) / 2" as "average x ($A when fiscal 2023 closed and $B when fiscal 2022
+        closed)": avg() only ever averages a balance with the one a year earlier."""
         if not (
             isinstance(node.op, ast.Div)
             and isinstance(node.right, ast.Constant)

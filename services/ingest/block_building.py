@@ -243,7 +243,7 @@ def tidy_table(
 
 def merge_header_rows(rows: list[list[str]], count: int) -> list[list[str]]:
     """The first `count` rows as one, each column's texts joined top to bottom
-    ("Years ended" / "September 24," / "2022" → "Years ended September 24, 2022")."""
+    ("Year ended" / "June 30," / "2019" → "Year ended June 30, 2019")."""
     width = max(len(row) for row in rows[:count])
     merged = [""] * width
     for row in rows[:count]:

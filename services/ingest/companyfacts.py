@@ -2,7 +2,7 @@
 
 A companyfacts document repeats each fact once per filing that reports it: a
 10-K carries its own fiscal year and two or more earlier ones, a 10-Q its
-quarter and the same quarter a year earlier. The rules that turn that into one
+quarter and the matching quarter of the prior year. The rules that turn that into one
 value per (metric, period type, fiscal year, fiscal quarter):
 
 - Annual: a flow (income, cash flow) is a 10-K fact lasting 350-380 days; an

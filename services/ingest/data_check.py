@@ -38,7 +38,7 @@ Warnings:
   rest is equity outside `stockholders_equity` (noncontrolling interests, temporary
   equity), which is real. One finding names all the period ends it shows at.
 - `jump` by ×10 or more (below a thousand) for a figure of scale (`SCALE_METRICS`), year
-  on year or quarter on the same quarter a year before: a stock split not carried through
+  on year or quarter on the matching quarter of the year before: a stock split not carried through
   looks like this, but so does a start-up's growth. Income lines are left out: a profit ten
   times last year's small one is ordinary.
 - `price_gap`: more than `MAX_PRICE_GAP_DAYS` calendar days between consecutive trading
@@ -414,7 +414,7 @@ def impossible_signs(
 def year_over_year_jumps(
     symbol: str, rows: Iterable[ValueRow], metrics: Sequence[str] = SCALE_METRICS
 ) -> list[Finding]:
-    """Each fiscal year against the one before, and each quarter against the same quarter a
+    """Each fiscal year against the one before, and each quarter against its match of the
     year before (a slip in one 10-Q shows only there)."""
     series: dict[str, dict[tuple[int, int], float]] = defaultdict(dict)
     for row in rows:

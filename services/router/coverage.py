@@ -288,3 +288,110 @@ def leftovers(
         ):
             unread.append(span)
     return scopes, unread
+
+
+# --- which unread words matter -----------------------------------------------------------
+# A figure question's words that no reader took are no reason to refuse it when they only
+# say how the figure is asked ("calculate and show the working", "how much money did they
+# actually keep", "pls"): removing them leaves the reading as it is. A word that changes
+# the question always is: a number, a basis or a forecast, arithmetic the reading does not
+# hold, another thing asked beside the figure, or a word that narrows the figure itself,
+# written against its name ("Azure revenue", "revenue from China", "revenue per employee").
+
+# Arithmetic and comparison words, by what a reading must hold for them to be answered.
+_PERCENT_WORDS = re.compile(r"%|\bper\s?cent\w*|\bpct\b|\bpercentage[\s-]?wise\b", re.I)
+_RATIO_WORDS = re.compile(r"\b(?:ratio|times|multiple|x)\b", re.I)
+# (Comparatives such as "more" and "bigger" are filler: a lookup may use them too.)
+_COMPARING_WORDS = re.compile(
+    r"\b(?:rank\w*|order\w*|sort\w*|versus|vs|compar\w*|than|relative|near|ahead|behind"
+    r"|beat|better|worse)\b",
+    re.I,
+)
+_ARITHMETIC_WORDS = re.compile(
+    r"\b(?:share|proportion|portion|fraction|difference|gap|sum|combined|average|mean"
+    r"|median|per|each|split|mix|breakdown)\b",
+    re.I,
+)
+# A basis written before the words it governs ("net of credits", "excluding leases").
+_BASIS_BEFORE = re.compile(
+    r"\b(?:net of|excluding|ex|before|after|less|minus|without|except|other than"
+    r"|apart from|adjusted for)\s+(?:the\s+|its\s+|their\s+)?$",
+    re.I,
+)
+# Joins another thing asked to the figure ("revenue and headcount").
+_JOINED = re.compile(r"\b(?:and|or|plus|as well as|along with)\s*$", re.I)
+# Between a figure's name and a word that narrows it: nothing, or a linking preposition.
+_AGAINST_THE_NAME = re.compile(r"^[\s\-–]*$")
+_ATTACHED_AFTER = re.compile(
+    r"^\s+(?:from|of|in|at|for|per|by|across|outside|within|inside)\s+"
+    r"(?:the\s+|its\s+|their\s+|his\s+|her\s+)?$",
+    re.I,
+)
+
+
+# Numbers written in words ("twenty twenty-two"): a period or an amount nothing read.
+_NUMBER_WORDS = re.compile(
+    r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
+    r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty"
+    r"|sixty|seventy|eighty|ninety)\b",
+    re.I,
+)
+# A word right after a figure's name heads a compound ("repurchase authorization", "revenue
+# guidance") unless it is a verb saying how the figure moved or was asked: an inflected
+# form, or one of the base forms of movement.
+_MOVEMENT_VERBS = frozenset(
+    str.split(
+        "jump grow rise fall drop climb change go move come look stand compare increase "
+        "decrease decline surge soar plunge slump shrink swing"
+    )
+)
+
+
+def _a_verb(word: str) -> bool:
+    word = word.lower()
+    return bool(_INFLECTED.match(word)) or word.rstrip("s") in _MOVEMENT_VERBS
+
+
+def unread_matters(
+    span: TextSpan,
+    question: str,
+    figure_spans: Sequence[tuple[int, int]],
+    units: frozenset[str],
+    compared: bool,
+) -> bool:
+    """Whether a span of a figure question that nothing read changes what is asked (see
+    above). `figure_spans` are where the question names its figures, `units` their units,
+    and `compared` whether the reading holds several companies or periods to compare."""
+    text = span.text
+    if any(character.isdigit() for character in text) or changes_basis(text):
+        return True
+    if _NUMBER_WORDS.search(text):
+        return True
+    if _PERCENT_WORDS.search(text) and "%" not in units:
+        return True
+    if _RATIO_WORDS.search(text) and not units & {"x", "%"}:
+        return True
+    if _COMPARING_WORDS.search(text) and not compared:
+        return True
+    if _ARITHMETIC_WORDS.search(text):
+        return True
+    rest = [
+        word
+        for word in _WORD.findall(
+            _COMPARING_WORDS.sub(" ", _RATIO_WORDS.sub(" ", _PERCENT_WORDS.sub(" ", text)))
+        )
+        if not _is_filler(word)
+    ]
+    if not rest:
+        return False
+    if _JOINED.search(question[: span.start]) or _BASIS_BEFORE.search(question[: span.start]):
+        return True
+    for start, end in figure_spans:
+        between = question[end : span.start] if end <= span.start else None
+        if between is not None and _ATTACHED_AFTER.match(between):
+            return True
+        if between is not None and _AGAINST_THE_NAME.match(between) and not _a_verb(rest[0]):
+            return True
+        if span.end <= start and _AGAINST_THE_NAME.match(question[span.end : start]):
+            return True
+    return False

@@ -6,8 +6,8 @@ quarter. A calendar is built from the periods held for the company (their real s
 end days, which for 52/53-week years fall on a Saturday or Sunday near the nominal year
 end) and from its nominal fiscal year end ("0926"), used for years nothing is held for.
 
-A fiscal year is labelled by the calendar year in which it ends (NVIDIA's year ended
-January 26, 2025 is fiscal 2025); its quarters step back three months at a time from
+A fiscal year is labelled by the calendar year in which it ends (NVIDIA's year that
+closed on January 26, 2025 is fiscal 2025); its quarters step back three months at a time from
 its end.
 """
 

@@ -92,6 +92,8 @@ class ExactScan:
     # them make a ratio ("share of revenue went to R&D"), read by the ratio grammar. Both
     # are kept apart from the exact names.
     extended: list[Resolution] = field(default_factory=list)
+    # The (normalized) words of each exact name found, in order: where the figure is named.
+    phrases: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -164,24 +166,26 @@ class MetricFinder:
             unresolved = [phrase for phrase in map(_without_restating, unresolved) if phrase]
         return MetricMatches(metrics, resolutions, unresolved)
 
-    def _exact(self, normalized: str) -> tuple[list[str], list[str], list[Resolution]]:
+    def _exact(self, normalized: str) -> tuple[list[str], list[str], list[Resolution], list[str]]:
         """Catalog and learned phrases in the question, longest first at each word (so
         "operating cash flow" beats "cash"), two of them joined into the ratio they ask
-        for ("R&D as a share of revenue"); the other words, with "|" where a phrase was."""
+        for ("R&D as a share of sales"); the other words, with "|" where a phrase was."""
         spans = self._ratios(self._spans(normalized.split()))
         metrics: list[str] = []
         leftover: list[str] = []
         extended: list[Resolution] = []
+        phrases: list[str] = []
         for span in spans:
             if span.metric is None:
                 leftover.extend(span.words)
                 continue
             leftover.append("|")
+            phrases.append(" ".join(span.words))
             if span.reading is not None:
                 extended.append(span.reading)
             elif span.metric not in metrics:
                 metrics.append(span.metric)
-        return metrics, leftover, extended
+        return metrics, leftover, extended, phrases
 
     def _spans(self, words: list[str]) -> list[_Span]:
         """The question's words, each alone or in the longest catalog or learned phrase

@@ -101,7 +101,7 @@ _SHIFT_FORWARD = re.compile(
     r"|\bnext (?:year|quarter)\b",
     re.IGNORECASE,
 )
-# A quarter against the same quarter a year before it.
+# A quarter against the matching quarter of the year before it.
 _SAME_QUARTER = re.compile(
     r"\b(?:the\s+)?same\s+(?:fiscal\s+)?quarter\s+(?:of\s+|in\s+)?(?:"
     r"a\s+year\s+(?:earlier|ago|before|prior)"
@@ -339,7 +339,7 @@ class Periods:
     spans_several: bool = False  # a range, a list, "last N", "by quarter": a series
     # "Nine months ended …": the months summed from the quarters selected (one fiscal year).
     months_to_date: int | None = None
-    # A quarter against the same quarter a year earlier: that year is among fiscal_years.
+    # A quarter against the matching quarter of the prior year: that year is among fiscal_years.
     same_quarter_last_year: bool = False
     asked: list[PeriodRef] = field(default_factory=list)
     # Offsets in the question of every expression the grammar read, in order.
@@ -748,7 +748,7 @@ def find_periods(
         or (periods.period == "quarterly" and not periods.fiscal_quarters and not periods.last)
     )
 
-    # A quarter against the same quarter a year earlier: that year is fetched too.
+    # A quarter against the matching quarter of the prior year: that year is fetched too.
     year_over_year = _YEAR_OVER_YEAR.search(rest)
     quarter_asked = periods.period == "quarterly" and (periods.fiscal_quarters or periods.last)
     if same_quarter or (year_over_year is not None and quarter_asked):

@@ -81,8 +81,8 @@ def ratio_asked(
     elif (match := _RATIO_OF.search(text)) is not None:
         numerator, denominator = first, second
     elif (match := _COVERS.search(text)) is not None:
-        # "Operating income covered interest expense" or "covered its interest expense
-        # with operating income": the order the catalog's coverage ratio holds them in.
+        # "Operating income covered interest expense" or "covered its interest
+        # expense out of operating income": the order the catalog's coverage ratio holds them in.
         numerator, denominator = first, second
         if ("/", first, second) not in FORMULA_INDEX and ("/", second, first) in FORMULA_INDEX:
             numerator, denominator = second, first

@@ -15,9 +15,10 @@ from typing import Any, Protocol
 
 from rapidfuzz.distance import OSA
 
-from services.router.coverage import changes_basis, leftovers, locate
+from services.router.coverage import changes_basis, leftovers, locate, unread_matters
 from services.router.fiscal_calendar import FiscalCalendar
 from services.router.metric_finding import MetricFinder, MetricMatches
+from services.router.operations import read_operation
 from services.router.periods import (
     Periods,
     date_mentions,
@@ -35,6 +36,7 @@ from services.router.portfolio_reading import (
 )
 from services.router.ratios import ratio_asked
 from shared.contracts import (
+    AskedOperation,
     CompanyRef,
     ConversationTurn,
     DocumentScope,
@@ -393,6 +395,7 @@ class Understanding:
     scores: dict[str, float] = field(default_factory=dict)
     spoken_metric: bool = False  # read from a verb ("how much did Tesla make")
     ratio: RatioAsked | None = None  # one figure as a share of another, computed
+    operation: AskedOperation | None = None  # arithmetic asked of the figures
     # What a question about the user's own portfolio names (services.router.portfolio_reading),
     # and whether it continues the portfolio question before it.
     portfolio: PortfolioReading | None = None
@@ -501,12 +504,16 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
     if explained != matches.metrics:
         matches = MetricMatches(explained, matches.resolutions, matches.unresolved)
     metrics = (
-        # A quarter against the same quarter a year earlier: both quarters are fetched and
+        # A quarter against the matching quarter of the prior year: both quarters are fetched and
         # the answerer computes the change (quarterly growth is not a stored figure).
         list(dict.fromkeys(_GROWTH_BASE.get(m, m) for m in matches.metrics))
         if periods.same_quarter_last_year
         else growth_metrics(question, matches.metrics, periods.fiscal_years)
     )
+    operation, operation_spans = read_operation(
+        corrected, len(symbols), _periods_asked(periods), len(metrics)
+    )
+    read.extend(operation_spans)
     if _CAGR_WORDS.search(question) and periods.last and periods.period in (None, "annual"):
         # "CAGR over the last five years" is one figure: the latest five-year CAGR.
         periods.last, periods.spans_several = 1, False
@@ -519,6 +526,21 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         categories=[METRICS_BY_ID[m].category for m in matches.metrics],
         vocabulary=finder.resolver.vocabulary if matches.metrics else frozenset(),
     )
+    if matches.metrics and not_understood:
+        named_at = [
+            (span.start, span.end)
+            for phrase in [*scan.phrases, *(r.phrase for r in matches.resolutions)]
+            if (span := locate(phrase, corrected)).end
+        ]
+        units = frozenset(METRICS_BY_ID[m].unit for m in metrics)
+        if ratio is not None or (operation is not None and operation.as_percent):
+            units |= {"%"}
+        compared = len(symbols) > 1 or _periods_asked(periods) > 1 or operation is not None
+        not_understood = [
+            span
+            for span in not_understood
+            if unread_matters(span, corrected, named_at, units, compared)
+        ]
     if not_understood and _glossed(corrected, metrics, finder.resolver.phrases):
         # "what Apple owed its suppliers (accounts payable)": the user named the figure
         # in their own gloss, so their other words describe it; a basis word still stands.
@@ -548,13 +570,16 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         matches=matches,
         periods=periods,
         forms=find_forms(question),
-        growth=metrics != matches.metrics or bool(_GROWTH_WORDS.search(question)),
+        growth=metrics != matches.metrics
+        or bool(_GROWTH_WORDS.search(question))
+        or (operation is not None and operation.kind == "change"),
         corrections=corrections,
         company_texts=company_texts,
         scopes=scopes,
         not_understood=not_understood,
         spoken_metric=spoken_metric,
         ratio=ratio,
+        operation=operation,
         portfolio=read_portfolio(
             corrected,
             today_of(entry.latest_price_day for entry in directory.entries),
@@ -562,6 +587,13 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
             company_spans=[(start, end) for start, end, _ in mentions],
         ),
     )
+
+
+def _periods_asked(periods: Periods) -> int:
+    """How many periods a question names: fiscal years, times quarters when it asks for
+    quarters."""
+    years = len(periods.fiscal_years)
+    return years * len(periods.fiscal_quarters) if periods.fiscal_quarters else years
 
 
 def _asked_otherwise(
@@ -600,7 +632,7 @@ def _spans_outside(
 
 
 # How a question explains the figure it names: "free cash flow (operating cash flow less
-# capex)", "R&D intensity - R&D as a share of revenue", "leverage, measured as …".
+# capex)", "R&D intensity - R&D over sales", "leverage, measured as …".
 _EXPLAINED = re.compile(
     r"\(|\s[-–—:]\s|\b(?:measured|calculated|computed|defined) as\b|\bi\.e\.|\bthat is\b",
     re.IGNORECASE,
@@ -692,7 +724,7 @@ def _without_negated(
 
 
 def _without_bare_cash(question: str, metrics: list[str]) -> list[str]:
-    """ "How much cash did Apple spend buying back its stock", "cash paid in taxes",
+    """ "How much cash went into buying back Apple's stock", "cash paid in taxes",
     "per the cash flow statement": beside a cash flow figure, the bare word "cash" is the
     money that flow moved, not the cash balance, unless the question names the balance."""
     flows = [m for m in metrics if METRICS_BY_ID[m].category in {"cash_flow", "capital_returns"}]
@@ -1006,5 +1038,6 @@ def understood_of(understanding: Understanding, directory: CompanyDirectory) -> 
         inherited=list(understanding.inherited),
         growth=understanding.growth,
         ratio=understanding.ratio,
+        operation=understanding.operation,
         scores={k: round(v, 2) for k, v in understanding.ranked[:3] if v > 0},
     )

@@ -98,13 +98,26 @@ def _figures(facts: Iterable[Fact]) -> list[_Figure]:
     figures: list[_Figure] = []
     for fact in facts:
         company = (fact.symbol, fact.company)
-        figures.append(
-            _Figure(*company, fact.metric_label, fact.fiscal_year, fact.value, fact.unit)
+        # A figure computed across companies (their sum, a difference, a multiple) is the
+        # figure of each of them: a sentence naming any of them may show it.
+        owners = {item.symbol for item in fact.inputs if item.symbol} - {fact.symbol}
+        figures.extend(
+            _Figure(
+                symbol, fact.company, fact.metric_label, fact.fiscal_year, fact.value, fact.unit
+            )
+            for symbol in [fact.symbol, *sorted(owners)]
         )
         if not (fact.formula and fact.inputs):
             continue  # no arithmetic is shown for it
         figures.extend(
-            _Figure(*company, item.metric_label, item.fiscal_year, item.value, item.unit)
+            _Figure(
+                item.symbol or fact.symbol,
+                fact.company,
+                item.metric_label,
+                item.fiscal_year,
+                item.value,
+                item.unit,
+            )
             for item in fact.inputs
         )
         label = f"the formula of {fact.metric_label}"
@@ -336,7 +349,7 @@ def check_answer(
         known_dates.update(day.value for day in quoted.dates)
     for fact in facts:
         known_years.add(fact.fiscal_year)
-        # The arithmetic names its inputs' periods ("$50.7 billion at the end of fiscal 2022").
+        # The arithmetic names its inputs' periods ("$50.7 billion when fiscal 2022 closed").
         known_years.update(item.fiscal_year for item in fact.inputs)
         known_years.add(fact.period_end.year)
         known_dates.add(fact.period_end)

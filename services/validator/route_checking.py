@@ -88,8 +88,20 @@ def route_issues(draft: AnswerDrafted) -> list[ValidationIssue]:
 
     # A period beside the one asked is context (a model comparing with the year before, a
     # plan refetched for it); a figure only of other periods answers another question.
+    def computed_from_asked(fact: Fact) -> bool:
+        """A figure computed from the asked ones (their change, sum or multiple) answers the
+        question the arithmetic asked; its inputs are held to it like any figure."""
+        return bool(fact.inputs) and all(
+            (not symbols or (i.symbol or fact.symbol) in symbols)
+            and (not metrics or i.metric in metrics)
+            and asked_period(i)  # type: ignore[arg-type]
+            for i in fact.inputs
+        )
+
     answered = {(f.symbol, f.metric) for f in draft.facts if asked_period(f)}
     for fact in draft.facts:
+        if computed_from_asked(fact):
+            continue
         if symbols and fact.symbol not in symbols:
             issue("company", fact, f"{_describe(fact)}: the question is not about {fact.company}")
         elif metrics and fact.metric not in metrics:

@@ -1,0 +1,101 @@
+"""Arithmetic a figure question asks for, read as a normalizer reads a date: a closed set
+of words that ask to compare, add or divide figures, taken together with what the rest of
+the reading holds (how many companies, how many periods, how many figures).
+
+- One company, one figure, two periods, and a word of change ("grew", "fell", "went up",
+  "difference", "how much more", "%"): the figure's change, in percent when a percent is
+  asked or the words speak of growth, in the figure's own unit when dollars or an amount
+  are asked, both when neither is said.
+- Several companies, one figure, one period: their sum ("combined", "add up"), the first
+  one's excess over the second ("difference", "gap", "how much more"), or the first as a
+  multiple of the second ("how many times", "what multiple").
+
+The words read here are read: they are no reason to refuse the question (see
+`services.router.coverage`). Without the reading they need (a second period, a second
+company), they are left unread, and the question is not answered as if they were not there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from shared.contracts import AskedOperation
+
+_PERCENT = re.compile(r"%|\bper\s?cent(?:age)?s?\b|\bpct\b|\bpercentage[\s-]?wise\b", re.I)
+_UNITS = re.compile(
+    r"\$|\bdollars?\b|\bin (?:absolute|dollar) terms\b|\bamount\b"
+    r"|\bhow (?:much|many) (?:more|less|fewer|bigger|smaller|higher|lower)\b",
+    re.I,
+)
+# Words that speak of a figure moving, the way growth is asked.
+_GROWTH = re.compile(
+    r"\b(?:grow\w*|grew|growth|increas\w*|decreas\w*|declin\w*|ris(?:e|es|en|ing)|rose"
+    r"|f[ae]ll|falling|fallen|drop\w*|jump\w*|climb\w*|surg\w*|ramp\w*|shr[iu]nk\w*|soar\w*"
+    r"|plung\w*|slump\w*|(?:went|go|gone|going|moved?) (?:up|down)|up|down"
+    r"|yoy|year[\s-]+(?:over|on)[\s-]+year)\b",
+    re.I,
+)
+_CHANGE = re.compile(
+    r"\b(?:chang\w*|differ\w*|gap|delta|swing|by how much|how much (?:more|less)"
+    r"|how many more|more|less|fewer)\b",
+    re.I,
+)
+_SUM = re.compile(
+    r"\b(?:combined|together|altogether|in total|the total|total of|sum(?:med)?"
+    r"|add(?:ed|ing)? (?:up|together)|aggregate)\b",
+    re.I,
+)
+_MULTIPLE = re.compile(
+    r"\bhow many times\b|\btimes (?:as|bigger|larger|more|higher|greater)\b"
+    r"|\b(?:what|which) multiple\b|\bmultiple of\b",
+    re.I,
+)
+_DIFFERENCE = re.compile(
+    r"\b(?:difference|gap|delta|by how much)\b"
+    r"|\bhow (?:much|many) (?:more|less|fewer|bigger|smaller|higher|lower)\b"
+    r"|\b(?:more|less|fewer) [\w$ ]{0,30}?\bthan\b",
+    re.I,
+)
+
+Span = tuple[int, int]
+
+
+def _spans(pattern: re.Pattern[str], text: str) -> list[Span]:
+    return [match.span() for match in pattern.finditer(text)]
+
+
+def read_operation(
+    question: str, companies: int, periods: int, metrics: int
+) -> tuple[AskedOperation | None, list[Span]]:
+    """The arithmetic `question` asks of its figures, with the spans of the words that ask
+    it; None when it asks none or its reading lacks what the arithmetic needs."""
+    if metrics != 1:
+        return None, []
+    if companies >= 2:
+        for kind, pattern in (
+            ("multiple", _MULTIPLE),
+            ("sum", _SUM),
+            ("difference", _DIFFERENCE),
+        ):
+            spans = _spans(pattern, question)
+            if spans:
+                return _operation(kind, question, spans), spans
+        return None, []
+    if companies == 1 and periods == 2:
+        growth, change = _spans(_GROWTH, question), _spans(_CHANGE, question)
+        percent, units = _spans(_PERCENT, question), _spans(_UNITS, question)
+        if not (growth or change or percent):
+            return None, []
+        spans = sorted([*growth, *change, *percent, *units])
+        # Growth is told in percent; a change nobody said how to measure, both ways.
+        as_percent = bool(percent) or not units
+        in_units = bool(units) or not (percent or growth)
+        operation = _operation("change", question, spans)
+        return operation.model_copy(update={"as_percent": as_percent, "in_units": in_units}), spans
+    return None, []
+
+
+def _operation(kind: str, question: str, spans: Sequence[Span]) -> AskedOperation:
+    text = " ".join(question[start:end] for start, end in spans)
+    return AskedOperation(kind=kind, text=text)  # type: ignore[arg-type]

@@ -1,0 +1,178 @@
+"""Arithmetic asked in words is read, computed and said first: a figure's change between two
+years (in dollars, in percent, or both), and across companies their sum, the first less the
+second, or the first as a multiple of the second; each result passes the validator because
+its terms are fetched figures. Words that only say how a figure is asked are no reason to
+refuse it; words that change the figure always are."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from services.answerer.drafting import draft_answer
+from services.router.operations import read_operation
+from services.router.routing import route_question
+from services.router.rules import CompanyDirectory, CompanyEntry
+from services.validator.finalizing import validate_draft
+from shared.contracts import (
+    AskedOperation,
+    PeriodSelection,
+    RouteDecided,
+    Source,
+    ToolCall,
+    ToolResult,
+    ToolsCompleted,
+)
+from shared.tools import GetFinancialMetricsArgs
+from tests.helpers import make_fact, understanding
+
+DIRECTORY = CompanyDirectory(
+    (
+        CompanyEntry("AAPL", "Apple", ("apple",), 2025),
+        CompanyEntry("GOOGL", "Alphabet", ("alphabet", "google"), 2025),
+        CompanyEntry("TSLA", "Tesla", ("tesla",), 2021),
+    )
+)
+
+APPLE_2022 = make_fact(394_328e6, year=2022, period_end=date(2022, 9, 24))
+APPLE_2023 = make_fact(383_285e6, year=2023, period_end=date(2023, 9, 30))
+ALPHABET_2023 = make_fact(
+    307_394e6, year=2023, period_end=date(2023, 12, 31), company="Alphabet", symbol="GOOGL"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "companies", "periods", "expected"),
+    [
+        ("the two of them combined", 2, 1, ("sum", False, False)),
+        ("how many times bigger is the first", 2, 1, ("multiple", False, False)),
+        ("what is the gap between them", 2, 1, ("difference", False, False)),
+        ("by what percent did it go up", 1, 2, ("change", True, False)),
+        ("how many more dollars than before", 1, 2, ("change", False, True)),
+        ("how did it change", 1, 2, ("change", True, True)),
+        ("how did it grow", 1, 2, ("change", True, False)),
+    ],
+)
+def test_the_arithmetic_asked_is_read_from_its_words_and_the_reading(
+    question: str, companies: int, periods: int, expected: tuple[str, bool, bool]
+) -> None:
+    operation, spans = read_operation(question, companies, periods, metrics=1)
+    assert operation is not None and spans
+    assert (operation.kind, operation.as_percent, operation.in_units) == expected
+
+
+def test_arithmetic_words_without_what_they_need_read_as_no_operation() -> None:
+    # One company and one year: nothing to add up or to change between.
+    assert read_operation("the combined total", 1, 1, metrics=1) == (None, [])
+    assert read_operation("how much did it grow", 1, 1, metrics=1) == (None, [])
+    # Two figures: which one would be added up is not said.
+    assert read_operation("combined", 2, 1, metrics=2) == (None, [])
+
+
+def answered(question: str, periods: PeriodSelection, operation: AskedOperation, *facts):  # type: ignore[no-untyped-def]
+    symbols = list(dict.fromkeys(fact.symbol for fact in facts))
+    names = {fact.symbol: fact.company for fact in facts}
+    arguments = GetFinancialMetricsArgs(symbols=symbols, metrics=["revenue"])
+    route = RouteDecided(
+        question=question,
+        intent="metric_comparison" if len(symbols) > 1 else "metric_trend",
+        tool_calls=[ToolCall.of(arguments)],
+        understood=understanding(names, ["revenue"], periods=periods, operation=operation),
+    )
+    route.understood.growth = operation.kind == "change"
+    result = ToolResult(
+        tool="get_financial_metrics",
+        arguments=arguments,
+        facts=list(facts),
+        sources=[Source(source_id=f.source_id, label="10-K", form="10-K") for f in facts],
+    )
+    return draft_answer(ToolsCompleted(route=route, results=[result]))
+
+
+def test_a_change_in_dollars_and_percent_is_the_answers_first_sentence_and_validates() -> None:
+    draft = answered(
+        "How did Apple's revenue change between fiscal 2022 and fiscal 2023?",
+        PeriodSelection(period_type="annual", fiscal_years=[2022, 2023]),
+        AskedOperation(kind="change", text="change", as_percent=True, in_units=True),
+        APPLE_2022,
+        APPLE_2023,
+    )
+    assert draft.answer.startswith(
+        "From fiscal 2022 to fiscal 2023, Apple's revenue changed by -$11.0 billion"
+    )
+    assert "changed by -2.8%" in draft.answer
+    # Between consecutive years the percent is the catalog's own revenue growth.
+    growth = [fact for fact in draft.facts if fact.metric == "revenue_growth"]
+    assert [round(fact.value, 2) for fact in growth] == [-2.8]
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues
+    assert not validated.validation.repairs
+
+
+@pytest.mark.parametrize(
+    ("operation", "said"),
+    [
+        ("sum", "Together, Apple and Alphabet had revenue of $690.7 billion in fiscal 2023"),
+        ("difference", "Apple's revenue in fiscal 2023 less Alphabet's was $75.9 billion"),
+        ("multiple", "Apple's revenue in fiscal 2023 was 1.25× Alphabet's"),
+    ],
+)
+def test_a_figure_across_companies_is_computed_said_first_and_validates(
+    operation: str, said: str
+) -> None:
+    draft = answered(
+        "a question across companies",
+        PeriodSelection(period_type="annual", fiscal_years=[2023]),
+        AskedOperation(kind=operation, text=operation),  # type: ignore[arg-type]
+        APPLE_2023,
+        ALPHABET_2023,
+    )
+    assert draft.answer.startswith(said), draft.answer
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues
+    assert not validated.validation.repairs
+
+
+def test_an_operation_that_cannot_be_computed_is_said_not_dropped() -> None:
+    draft = answered(
+        "Apple and Alphabet revenue combined in 2023",
+        PeriodSelection(period_type="annual", fiscal_years=[2023]),
+        AskedOperation(kind="sum", text="combined"),
+        APPLE_2023,  # Alphabet's figure is not held
+    )
+    assert draft.answer.startswith("The total asked for could not be computed")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Calculate Alphabet's ROE for 2023 and show the working.",
+        "how much money did google actually keep as profit in 2023",
+        "Apple's revenue in fiscal 2023 pls",
+    ],
+)
+def test_words_that_only_say_how_a_figure_is_asked_do_not_stop_its_answer(
+    question: str,
+) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "metric_lookup", route.understood.not_understood
+    assert route.understood.not_understood == []
+
+
+@pytest.mark.parametrize(
+    ("question", "unread"),
+    [
+        ("Apple Azure revenue 2023", "Azure"),  # narrows the figure, against its name
+        ("Apple revenue per employee 2023", "employee"),  # attached by a preposition
+        ("Apple revenue and headcount 2023", "headcount"),  # another thing asked
+        ("Apple revenue, net of credits, in 2023", "credits"),  # a basis
+        ("alphabet R and D spend, twenty twenty-two", "twenty twenty"),  # a number in words
+        ("How much is left under Apple's share repurchase authorization?", "authorization"),
+    ],
+)
+def test_words_that_change_the_figure_send_it_to_the_filings(question: str, unread: str) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "document_search"
+    assert unread in [span.text for span in route.understood.not_understood]
+    assert route.understood.uncovered_figure
