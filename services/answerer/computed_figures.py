@@ -147,41 +147,42 @@ def same_quarter_growth(facts: list[Fact], understood: Understood) -> tuple[list
 
 
 def change_between_years(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
-    """How a figure changed between the two fiscal years a question names ("how did
-    revenue change between fiscal 2022 and fiscal 2023"): in percent of the earlier one, in
-    the figure's own unit, or both, as the question asked (`Understood.operation`). Between
-    consecutive years the percent is the catalog's own year-over-year growth of the figure,
-    and is named so."""
+    """How a figure changed between the two periods a question names ("how did revenue
+    change between fiscal 2022 and fiscal 2023", "Q3 2023 against Q3 2022"): in percent of
+    the earlier one, in the figure's own unit, or both, as the question asked
+    (`Understood.operation`). Between consecutive fiscal years the percent is the catalog's
+    own year-over-year growth of the figure, and is named so."""
     periods = understood.periods
     operation = understood.operation
     if not understood.growth or periods.same_quarter_last_year or len(periods.fiscal_years) != 2:
         return [], []
+    if operation is None and periods.fiscal_quarters:
+        return [], []  # a quarter's growth is asked as against its year-earlier quarter
     as_percent = operation is None or operation.as_percent
     in_units = operation is not None and operation.in_units
-    first_year, last_year = sorted(periods.fiscal_years)
-    annual = {
-        (fact.symbol, fact.metric, fact.fiscal_year): fact
-        for fact in facts
-        if fact.period_type == "annual" and fact.metric in METRICS_BY_ID and not fact.formula
-    }
+    series: dict[tuple[str, str], list[Fact]] = defaultdict(list)
+    for fact in facts:
+        if fact.metric in METRICS_BY_ID and fact.period_type in ("annual", "quarterly"):
+            series[(fact.symbol, fact.metric)].append(fact)
     changes: list[Fact] = []
     sentences: list[str] = []
-    for (symbol, metric, year), last in sorted(annual.items()):
-        first = annual.get((symbol, metric, first_year))
-        if year != last_year or first is None:
+    for (symbol, metric), held in sorted(series.items()):
+        if len(held) != 2:
             continue
+        first, last = sorted(held, key=lambda f: (f.fiscal_year, f.fiscal_quarter or 0))
         opening = (
-            f"From fiscal {first_year} to fiscal {last_year}, {possessive(last.company)} "
-            f"{mid_sentence(last.metric_label)}"
+            f"From {fiscal_period(first)} to {fiscal_period(last)}, "
+            f"{possessive(last.company)} {mid_sentence(last.metric_label)}"
         )
+        span = f"{first.period}-{last.period}".replace(" ", "")
         if in_units:
             difference = last.value - first.value
             changes.append(
                 _derived(
                     last,
-                    metric_label=f"{last.metric_label} change since fiscal {first_year}",
+                    metric_label=f"{last.metric_label} change since {fiscal_period(first)}",
                     value=difference,
-                    source_id=f"derived:{symbol}:{metric}:difference:FY{first_year}-FY{last_year}",
+                    source_id=f"derived:{symbol}:{metric}:difference:{span}",
                     formula="later - earlier",
                     inputs=[_input("later", last), _input("earlier", first)],
                 )
@@ -192,16 +193,17 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
                 f"{format_value(last.value, last.unit)} − {format_value(first.value, first.unit)}."
             )
         if as_percent and first.value > 0:
-            growth = yoy_growth_of(metric) if last_year - first_year == 1 else None
+            consecutive = last.fiscal_year - first.fiscal_year == 1 and last.period_type == "annual"
+            growth = yoy_growth_of(metric) if consecutive else None
             change, sentence = _percent_change(
                 last,
                 first,
                 label=(
                     METRICS_BY_ID[growth].label
                     if growth
-                    else f"{last.metric_label} change since fiscal {first_year}"
+                    else f"{last.metric_label} change since {fiscal_period(first)}"
                 ),
-                source_id=f"derived:{symbol}:{metric}:change:FY{first_year}-FY{last_year}",
+                source_id=f"derived:{symbol}:{metric}:change:{span}",
                 terms=("later", "earlier"),
                 opening=opening,
             )
@@ -233,7 +235,7 @@ def across_companies(facts: list[Fact], understood: Understood) -> tuple[list[Fa
     metric = understood.metrics[0].id
     by_period: dict[str, dict[str, Fact]] = defaultdict(dict)
     for fact in facts:
-        if fact.metric == metric and not fact.formula:
+        if fact.metric == metric:
             by_period[fact.period][fact.symbol] = fact
     order = understood.symbols
     derived: list[Fact] = []

@@ -26,6 +26,7 @@ from services.router.rules import (
     CompanyDirectory,
     Understanding,
     capabilities,
+    form_words,
     metric_examples,
     metric_list_category,
     understood_of,
@@ -124,6 +125,19 @@ def decide_intent(candidate: str | None, planning: Planning) -> Decision:
         intent = understanding.previous_intent
     if intent == "clarify" and metrics:
         intent = "metric_lookup"
+    if intent in METRIC_INTENTS | {"price"} and _FORECAST.search(understanding.question):
+        # What a figure or a price will be is a prediction, which finq does not make.
+        return Decision("out_of_scope")
+    named_forms = form_words(understanding.question)
+    topic = [
+        phrase
+        for phrase in understanding.matches.unresolved
+        if meaningful(phrase) and not _indexed(phrase, named_forms)
+    ]
+    if intent == "filings" and symbols and topic:
+        # A filing named with a topic ("what risks did its 10-K flag about X") asks about
+        # the filing's text; the index answers only which filings, when, for which period.
+        intent = "document_search"
     if (
         intent in METRIC_INTENTS | {"clarify", "document_search"}
         and symbols
@@ -133,8 +147,9 @@ def decide_intent(candidate: str | None, planning: Planning) -> Decision:
     ):
         # A fact the catalog does not name, asked of a company ("how many employees", "who
         # audits Apple"), not what a filing says about a topic: the filings may answer it,
-        # and when none is held the reply says which figures finq holds instead.
-        return Decision("document_search", uncovered_figure=True)
+        # and when none is held the reply says which figures finq holds instead. A question
+        # that names the filing as its source asks that filing's text, and is told so.
+        return Decision("document_search", uncovered_figure=not understanding.forms)
     if intent in PORTFOLIO_INTENTS:
         intent = sharpest_portfolio_intent(intent, understanding.scores)  # type: ignore[arg-type]
     definition = INTENTS_BY_NAME.get(intent)
@@ -150,7 +165,7 @@ def decide_intent(candidate: str | None, planning: Planning) -> Decision:
         return Decision("clarify", pending="metric_lookup")
     if definition.planner == "figures":
         if not understood.covered:
-            return Decision("document_search", uncovered_figure=True)
+            return Decision("document_search", uncovered_figure=not understanding.forms)
         if len(symbols) > 1:
             return Decision("metric_comparison")
         periods = understanding.periods
@@ -161,6 +176,37 @@ def decide_intent(candidate: str | None, planning: Planning) -> Decision:
         ):
             return Decision("metric_trend")
     return Decision(intent)  # type: ignore[arg-type]
+
+
+# A question about what a figure or a price will be.
+_FORECAST = re.compile(
+    r"\bwill\b[^?.]*\b(?:be|trade|trading|reach|hit|go|end|close|grow|fall|rise)\b"
+    r"|\bnext (?:year|quarter|month|week|fiscal year)\b|\bgoing to\b",
+    re.IGNORECASE,
+)
+# What the filings index holds of a filing: which it is, when it was filed, the period it
+# covers, where it is. Words of none of these name a topic of the filing's text.
+_INDEX_WORDS = frozenset(
+    str.split(
+        "when date dates filed file files filing filings submitted released published list "
+        "show recent recently lately latest last newest first link links url where "
+        "accession period periods cover covers covered which all every any sec edgar"
+    )
+)
+
+
+# What is left of a form's name once read ("10-Qs" leaves "Qs").
+_FORM_FRAGMENT = re.compile(r"^\d*[-]?[kq]s?$", re.IGNORECASE)
+
+
+def _indexed(phrase: str, named_forms: frozenset[str]) -> bool:
+    return all(
+        word in _INDEX_WORDS
+        or word in named_forms
+        or _FORM_FRAGMENT.match(word)
+        or not meaningful(word)
+        for word in phrase.lower().split()
+    )
 
 
 # The intents whose clarifying question is their own ("Which company's filings do you

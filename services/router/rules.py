@@ -290,6 +290,16 @@ def find_forms(text: str) -> list[str]:
     return [form for pattern, form in _FORM_PHRASES if pattern.search(text)]
 
 
+def form_words(text: str) -> frozenset[str]:
+    """The words the question names its forms with ("proxy", "statements", "10", "k")."""
+    return frozenset(
+        word
+        for pattern, _ in _FORM_PHRASES
+        for match in pattern.finditer(text)
+        for word in re.findall(r"\w+", match.group().lower())
+    )
+
+
 _GROWTH_WORDS = re.compile(
     r"\b(?:grow|grew|grown|growing|growth|increased?|rise|rose|risen|declined?|fall|fell"
     r"|fallen|drop(?:ped)?|changed?|yoy|year[\s-]+over[\s-]+year)\b",
@@ -324,6 +334,10 @@ def growth_metrics(question: str, metrics: list[str], years: list[int]) -> list[
     window = span[0] if span and span[1] == "years" else (max(years) - min(years) if years else 0)
     chosen: list[str] = []
     for metric in metrics:
+        if metric in _GROWTH_BASE and len(years) == 2:
+            # "Revenue growth from fiscal 2023 to fiscal 2024": the change between the two
+            # years of the figure it is the growth of, computed with its working.
+            metric = _GROWTH_BASE[metric]
         if _CAGR_WORDS.search(question):
             cagr = CAGR_OF.get((metric, window)) or CAGR_OF.get((metric, 3))
             replacement = [cagr] if cagr else [metric]
@@ -734,7 +748,11 @@ def _without_bare_cash(question: str, metrics: list[str]) -> list[str]:
 
 
 _COUNT_ASKED = re.compile(
-    r"\bhow many\s+(?!(?:dollars?|usd|billions?|millions?|thousands?)\b)[a-z]+", re.IGNORECASE
+    # "How many more", "how many percent", "how many times" ask for an amount's change, a
+    # rate or a multiple: arithmetic, no count.
+    r"\bhow many\s+(?!(?:dollars?|usd|billions?|millions?|thousands?|more|fewer|less|percent\w*"
+    r"|times|x)\b)[a-z]+",
+    re.IGNORECASE,
 )
 # Verbs of money moving over a period, which no balance (an instant) answers.
 _FLOW_VERBS = re.compile(
@@ -873,8 +891,16 @@ def inherit_from_previous_turn(
         return
     pending = previous.needs_clarification
     question = understanding.question
+    # Words that refer to the turn before: its figure, its period, a year back from it.
+    refers_back = bool(
+        _THAT_PERIOD.search(question)
+        or (_THAT_FIGURE.search(question) and _PART_OF_WORDS.search(question))
+        or (understanding.periods.shift and _COMPARED_WITH.search(question))
+        or understanding.periods.same_quarter_last_year
+    )
     follow_up = (
         pending
+        or refers_back
         or _FOLLOW_UP_OPENING.search(question) is not None
         or _PRONOUN.search(question) is not None
         or (
@@ -912,6 +938,7 @@ def inherit_from_previous_turn(
         and understanding.metrics
         and not pending
         and not (_FOLLOW_UP_OPENING.search(question) and not understanding.periods.named)
+        and not refers_back
     ):
         return
     if not understanding.symbols and before.companies:
@@ -926,6 +953,7 @@ def inherit_from_previous_turn(
                 _latest_year(directory, understanding.symbols),
                 directory.calendar(understanding.symbols),
             )
+    _refer_back(understanding, before)
     if not understanding.metrics and before.metrics:
         understanding.metrics = list(before.metric_ids)
         understanding.scopes = [scope for m in before.metrics for scope in m.scope]
@@ -968,10 +996,82 @@ def inherit_from_previous_turn(
     if not understanding.forms and before.documents.forms:
         understanding.forms = list(before.documents.forms)
         understanding.inherited.append("forms")
+    if "metrics" in understanding.inherited and understanding.not_understood:
+        # The figure came from the conversation: this question's own words are weighed as
+        # any figure question's are (coverage.unread_matters), on the completed reading.
+        units = frozenset(
+            METRICS_BY_ID[m].unit for m in understanding.metrics if m in METRICS_BY_ID
+        )
+        compared = len(understanding.symbols) > 1 or _periods_asked(understanding.periods) > 1
+        understanding.not_understood = [
+            span
+            for span in understanding.not_understood
+            if unread_matters(span, question, (), units, compared)
+        ]
     if previous.intent and understanding.inherited:
         # The turn before sets the kind of question unless this one says otherwise (a reply
         # to a clarifying question about the portfolio continues what was asked).
         understanding.previous_intent = understanding.previous_intent or previous.intent
+
+
+# A figure or a period of the turn before, referred to rather than named.
+_THAT_FIGURE = re.compile(r"\b(?:that|this|it|that figure|that number|that amount)\b", re.I)
+_THAT_PERIOD = re.compile(
+    r"\b(?:that|this|the same) (?:quarter|year|fiscal year|period)\b(?! (?:a|one) year)", re.I
+)
+# One figure as a part of another: "as a percentage of", "what share of", "relative to".
+_PART_OF_WORDS = re.compile(
+    r"\b(?:percent(?:age)?|share|proportion|portion|fraction|relative|ratio)\b|%", re.I
+)
+_COMPARED_WITH = re.compile(r"\b(?:compar\w*|versus|vs|against|relative to)\b", re.I)
+
+
+def _refer_back(understanding: Understanding, before: Understood) -> None:
+    """What a follow-up takes from the turn before by referring to it: the figure it was
+    about as one part of the figure this one names ("what was that as a percentage of
+    revenue?"), its period ("the gross margin in that quarter"), the same quarter a year
+    earlier, or the year before beside it ("how does that compare with the year before?")."""
+    question = understanding.question
+    periods, earlier = understanding.periods, before.periods
+    if (
+        before.metrics
+        and len(understanding.metrics) == 1
+        and understanding.metrics[0] not in before.metric_ids
+        and _THAT_FIGURE.search(question)
+        and _PART_OF_WORDS.search(question)
+    ):
+        part, whole = before.metric_ids[0], understanding.metrics[0]
+        held = FORMULA_INDEX.get(("/", part, whole))
+        understanding.metrics = [held] if held else [part, whole]
+        if not held:
+            understanding.ratio = RatioAsked(numerator=part, denominator=whole, text=question)
+        understanding.not_understood = [
+            span for span in understanding.not_understood if not _PART_OF_WORDS.search(span.text)
+        ]
+        understanding.inherited.append("metrics")
+    if _THAT_PERIOD.search(question) and earlier.named and not periods.fiscal_years:
+        periods.fiscal_years = list(earlier.fiscal_years)
+        periods.fiscal_quarters = list(earlier.fiscal_quarters)
+        periods.period = earlier.period_type
+        periods.last, periods.spans_several = None, False
+        understanding.inherited.append("periods")
+    elif periods.same_quarter_last_year and not periods.fiscal_years and earlier.fiscal_quarters:
+        # "And the same quarter a year earlier?": the quarter asked before, a year back.
+        periods.fiscal_years = [year - 1 for year in earlier.fiscal_years]
+        periods.fiscal_quarters = list(earlier.fiscal_quarters)
+        periods.period = "quarterly"
+        periods.same_quarter_last_year = periods.spans_several = False
+        periods.last = None
+        understanding.inherited.append("periods")
+    elif periods.shift and _COMPARED_WITH.search(question) and earlier.fiscal_years:
+        # Compared with the year before: both years, the one asked before and the one moved to.
+        years = earlier.fiscal_years
+        periods.fiscal_years = sorted({*years, *(year + periods.shift for year in years)})
+        periods.shift = 0
+        periods.period = periods.period or earlier.period_type
+        periods.fiscal_quarters = periods.fiscal_quarters or list(earlier.fiscal_quarters)
+        periods.spans_several = True
+        understanding.inherited.append("periods")
 
 
 def understood_of(understanding: Understanding, directory: CompanyDirectory) -> Understood:
