@@ -13,6 +13,7 @@ from datetime import date
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from services.router.intent_classifier import IntentPrediction
 from services.router.portfolio_planning import PLANS
@@ -21,19 +22,26 @@ from services.router.portfolio_reading import (
     read_account,
     read_activity_kinds,
     read_asset_class,
+    read_benchmark,
     read_fiscal_year,
     read_largest,
     read_ranking,
     read_screen,
     read_timeframe,
     read_topic,
+    speaks_of_own_holdings,
     today_of,
 )
 from services.router.routing import decide_route, route_question
 from services.router.rules import CompanyDirectory, CompanyEntry, RuleThresholds
 from shared.contracts import ConversationTurn, RouteDecided
-from shared.intents import tool_allowed
-from shared.tool_schemas import TOOL_ARGUMENTS
+from shared.tools import (
+    RANK_HOLDINGS_SPEC,
+    TOOL_ARGUMENTS,
+    GetPositionsArgs,
+    RankHoldingsArgs,
+    tool_allowed,
+)
 
 TODAY = date(2023, 4, 14)
 DIRECTORY = CompanyDirectory(
@@ -67,7 +75,9 @@ def route(question: str, *before: str) -> RouteDecided:
     decided = route_question(question, DIRECTORY, history=history)
     for call in decided.tool_calls:
         assert tool_allowed(decided.intent, call.tool)
-        TOOL_ARGUMENTS[call.tool].model_validate(call.arguments)
+        schema = TOOL_ARGUMENTS[call.tool]
+        assert type(call.arguments) is schema
+        assert schema.model_validate(call.arguments.model_dump(mode="json")) == call.arguments
     return decided
 
 
@@ -82,7 +92,10 @@ def named(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def plan_of(decided: RouteDecided) -> dict[str, dict[str, Any]]:
-    return {call.tool: named(call.tool, call.arguments) for call in decided.tool_calls}
+    return {
+        call.tool: named(call.tool, call.arguments.model_dump(mode="json"))
+        for call in decided.tool_calls
+    }
 
 
 @dataclass(frozen=True)
@@ -922,3 +935,310 @@ def test_the_held_out_questions_route_at_least_as_well_as_when_first_measured() 
     missed = [case.question for case in HELD_OUT if not case.right()]
     print(f"held out: {len(HELD_OUT) - len(missed)}/{len(HELD_OUT)} right; missed {missed}")
     assert len(HELD_OUT) - len(missed) >= HELD_OUT_FLOOR, missed
+
+
+# --- the user's own money, however it is asked ----------------------------------------------
+# Written for these mechanisms: the first-person ownership signal, rankings by gain, loss, size
+# and weight, one account's holdings, realized gains alone, "from <month>" as that month, and
+# a market index compared with.
+
+OWN_MONEY: list[Case] = [
+    # An account named by the user, or what they own: a portfolio question with no other cue.
+    Case(
+        "what's sitting inside our 401(k) right now?",
+        "portfolio_overview",
+        {"get_account_value": {"account": "401(k)"}, "get_positions": {"account": "401(k)"}},
+    ),
+    Case(
+        "does my Roth hold anything?",
+        "portfolio_overview",
+        {"get_account_value": {"account": "Roth IRA"}, "get_positions": {"account": "Roth IRA"}},
+    ),
+    Case(
+        "everything I currently own, please",
+        "portfolio_overview",
+        {"get_account_value": {}, "get_positions": {}},
+    ),
+    Case(
+        "so what did the Roth contain at the close of 2022",
+        "portfolio_overview",
+        {
+            "get_account_value": {"account": "Roth IRA", "as_of": "2022-12-31"},
+            "get_positions": {"account": "Roth IRA", "as_of": "2022-12-31"},
+        },
+    ),
+    Case(
+        "give me every position held in my brokerage account",
+        "portfolio_overview",
+        {"get_account_value": {"account": "brokerage"}, "get_positions": {"account": "brokerage"}},
+    ),
+    # Money in and out in a year, and one account's performance over a span.
+    Case(
+        "was any cash pulled out of my accounts during 2022?",
+        "portfolio_activity",
+        {
+            "get_portfolio_activity": {
+                "kinds": ["withdrawal"],
+                "start": "2022-01-01",
+                "end": "2022-12-31",
+            }
+        },
+    ),
+    Case(
+        "the performance of our Roth IRA between 2021 and 2022",
+        "portfolio_performance",
+        {
+            "get_portfolio_performance": {
+                "account": "Roth IRA",
+                "start": "2021-01-01",
+                "end": "2022-12-31",
+            }
+        },
+    ),
+    # Dividends a holder collects, said with no "my": income, not a company's payout.
+    Case(
+        "sum of dividend income collected during 2021",
+        "portfolio_activity",
+        {
+            "get_portfolio_activity": {
+                "kinds": ["dividend"],
+                "start": "2021-01-01",
+                "end": "2021-12-31",
+            }
+        },
+    ),
+    # Rankings by loss, size and weight.
+    Case(
+        "which of my positions has slid the most this year?",
+        "portfolio_ranking",
+        {"rank_holdings": {"order": "worst", "limit": 1, **this_year()}},
+    ),
+    Case(
+        "sort my stocks worst first",
+        "portfolio_ranking",
+        {"rank_holdings": {"order": "worst", "limit": 20}},
+    ),
+    Case(
+        "what are my three largest investments?",
+        "portfolio_ranking",
+        {"rank_holdings": {"by": "value"}},
+    ),
+    Case(
+        "my tiniest holding",
+        "portfolio_ranking",
+        {"rank_holdings": {"by": "value", "order": "worst", "limit": 1}},
+    ),
+    Case(
+        "which stock carries the most weight in my portfolio?",
+        "portfolio_ranking",
+        {"rank_holdings": {"by": "weight", "limit": 1}},
+    ),
+    Case(
+        "which position weighs most in our portfolio?",
+        "portfolio_ranking",
+        {"rank_holdings": {"by": "weight", "limit": 1}},
+    ),
+    Case(
+        "show what percentage of my portfolio every holding makes up",
+        "portfolio_ranking",
+        {"rank_holdings": {"by": "weight", "limit": 20}},
+    ),
+    Case(
+        "my biggest positions as of the end of 2022",
+        "portfolio_ranking",
+        {"rank_holdings": {"by": "value", "end": "2022-12-31"}},
+    ),
+    # Realized gains alone, over a span when one is named.
+    Case(
+        "how much profit have I realized so far this year",
+        "portfolio_position",
+        {"get_positions": {"include_closed": True, "start": "2023-01-01", "as_of": "2023-04-14"}},
+    ),
+    Case(
+        "realised gains and losses on the trades in my IRA",
+        "portfolio_position",
+        {"get_positions": {"include_closed": True, "account": "IRA"}},
+    ),
+    # "From <month>" is that month.
+    Case(
+        "anything I sold from January 2023?",
+        "portfolio_activity",
+        {"get_portfolio_activity": {"kinds": ["sell"], "start": "2023-01-01", "end": "2023-01-31"}},
+    ),
+    # A market index compared with: the portfolio's return, the index named in the reading.
+    Case(
+        "has my portfolio kept up with the Nasdaq this year?",
+        "portfolio_performance",
+        {"get_portfolio_performance": this_year()},
+    ),
+    Case(
+        "my 401k vs. the S&P 500 since 2021",
+        "portfolio_performance",
+        {
+            "get_portfolio_performance": {
+                "account": "401(k)",
+                "start": "2021-01-01",
+                "end": "2023-04-14",
+            }
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize("case", OWN_MONEY, ids=[case.question for case in OWN_MONEY])
+def test_the_users_own_money_is_a_portfolio_question(case: Case) -> None:
+    decided = route(case.question)
+    assert decided.intent == case.intent, decided.understood.scores
+    assert plan_of(decided) == case.plan
+    # The rules decide alone: no layer after them is needed, or asked.
+    assert decided.understood.unsure_layers == []
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        # Advice about the user's own money is still advice.
+        ("should I trim the holdings in my 401(k)?", "out_of_scope"),
+        ("what would you advise for my Roth IRA?", "out_of_scope"),
+        # A company's dividends, and an account kind asked about in general.
+        ("how much did Microsoft pay out in dividends in fiscal 2022", "metric_lookup"),
+        ("dividends received by Apple's shareholders in 2022", "metric_lookup"),
+        ("What's inside a Roth IRA?", "out_of_scope"),
+        ("what can a 401(k) hold?", "out_of_scope"),
+        # A company's largest assets are not the user's largest holdings.
+        ("What are Apple's biggest assets in 2022?", "metric_lookup"),
+    ],
+)
+def test_what_is_not_the_users_own_money_stays_what_it_was(question: str, intent: str) -> None:
+    assert route(question).intent == intent
+
+
+def test_an_index_named_beside_a_comparison_is_read_for_the_answer() -> None:
+    decided = route("did my Roth beat the Russell 2000 during 2022?")
+    assert decided.intent == "portfolio_performance"
+    assert decided.understood.portfolio is not None
+    assert decided.understood.portfolio.benchmark == "the Russell-2000"
+    # 2000 is the index's name, not a year: the span is 2022.
+    assert plan_of(decided) == {
+        "get_portfolio_performance": {
+            "account": "Roth IRA",
+            "start": "2022-01-01",
+            "end": "2022-12-31",
+        }
+    }
+
+
+def test_realized_gains_alone_are_read_as_such() -> None:
+    alone = route("what have my realized gains been?").understood.portfolio
+    assert alone is not None and alone.realized
+    both = route("my realized and unrealized gains on Apple").understood.portfolio
+    assert both is not None and not both.realized
+
+
+def test_a_follow_up_asking_for_weight_keeps_the_ranking() -> None:
+    decided = route("and by weight?", "what are my four biggest holdings")
+    assert decided.intent == "portfolio_ranking"
+    assert plan_of(decided) == {"rank_holdings": {"by": "weight", "limit": 4}}
+
+
+def test_an_account_named_alone_after_a_question_keeps_its_kind() -> None:
+    # "My 401(k)" says whose money it is, not which kind of question: the one before stays.
+    decided = route("in my 401(k)?", "which of my holdings did worst this year?")
+    assert decided.intent == "portfolio_ranking"
+    assert plan_of(decided) == {
+        "rank_holdings": {"account": "401(k)", "order": "worst", **this_year()}
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("from March", "2023-03-01", "2023-03-31"),
+        ("from May", "2022-05-01", "2022-05-31"),  # the latest May that has begun
+        ("from February 2022", "2022-02-01", "2022-02-28"),
+        ("from 2021", "2021-01-01", "2021-12-31"),
+        ("from March onward", "2023-03-01", "2023-04-14"),
+        ("from February 2022 to date", "2022-02-01", "2023-04-14"),
+        ("from the start of March", "2023-03-01", "2023-04-14"),
+        ("from the beginning of 2022", "2022-01-01", "2023-04-14"),
+        ("starting in March", "2023-03-01", "2023-04-14"),
+    ],
+)
+def test_from_a_month_or_year_alone_is_that_month_or_year(text: str, start: str, end: str) -> None:
+    timeframe = read_timeframe(f"list my trades {text}", TODAY)
+    assert timeframe is not None
+    assert (timeframe.start, timeframe.end) == (date.fromisoformat(start), date.fromisoformat(end))
+
+
+@pytest.mark.parametrize(
+    ("text", "ranking"),
+    [
+        ("which one slid the most", ("worst", None, 1)),
+        ("the ones I lost the most money on", ("worst", "usd", None)),
+        ("gained the least", ("worst", None, None)),
+        ("my five biggest positions", ("best", "value", 5)),
+        ("my smallest holdings", ("worst", "value", None)),
+        ("sorted from largest to smallest", ("best", "value", 20)),
+        ("smallest to largest", ("worst", "value", 20)),
+        ("the heaviest weighting", ("best", "weight", None)),
+        ("what share of my portfolio each stock is", (None, "weight", 20)),
+        ("my biggest losers", ("worst", None, None)),
+        ("my biggest holdings by percent gain", ("best", "percent", None)),
+        ("at least 20%", (None, "percent", None)),
+    ],
+)
+def test_rankings_by_loss_size_and_weight(
+    text: str, ranking: tuple[str | None, str | None, int | None]
+) -> None:
+    assert read_ranking(text) == ranking
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("has my Roth beaten the S&P 500", "the S&P-500"),
+        ("my return vs SPX", "the S&P-500"),
+        ("compared with the nasdaq composite", "the Nasdaq Composite"),
+        ("my IRA against the Dow", "the Dow Jones Industrial Average"),
+        ("relative to the MSCI World", "the MSCI World"),
+        ("my ETFs against the index funds in my IRA", None),
+        ("did I outperform the market", "a market index"),
+        ("how did I do against a benchmark", "a market index"),
+        ("the S&P 500 this year", None),  # named, but not compared with
+        ("my market value against my cost", None),
+    ],
+)
+def test_an_index_compared_with_is_named_as_the_answer_names_it(
+    text: str, name: str | None
+) -> None:
+    benchmark = read_benchmark(text)
+    assert (benchmark.name if benchmark else None) == name
+
+
+@pytest.mark.parametrize(
+    ("question", "own"),
+    [
+        ("what does my HSA contain", True),
+        ("everything we hold", True),
+        ("total dividends collected in 2022", True),
+        ("did I lose money on Amazon", True),
+        ("Apple dividends paid in 2022", False),
+        ("I have a question about Apple's revenue", False),
+        ("dividends received by Microsoft shareholders", False),
+    ],
+)
+def test_the_user_speaking_of_their_own_money(question: str, own: bool) -> None:
+    assert speaks_of_own_holdings(question) is own
+
+
+def test_ranking_by_size_and_weight_is_in_the_tools_schema() -> None:
+    schema = RANK_HOLDINGS_SPEC.function_definition()["function"]
+    assert "weight" in schema["description"] and "value" in schema["description"]
+    by = schema["parameters"]["properties"]["by"]
+    named = {value for part in by.get("anyOf", [by]) for value in part.get("enum", [])}
+    assert named == {"percent", "usd", "value", "weight"}
+    assert RankHoldingsArgs.model_validate({"by": "weight"}).by == "weight"
+    with pytest.raises(ValidationError):
+        RankHoldingsArgs.model_validate({"by": "size"})
+    with pytest.raises(ValidationError):
+        GetPositionsArgs(start=date(2023, 2, 1), as_of=date(2023, 1, 31))

@@ -3,11 +3,14 @@ fetched (services/tools/portfolio.py): every figure shown is one of those facts,
 for the user's own money, and every sentence cites the rows or closes it came from.
 
 A question the tools could not answer for an account it could not place (two accounts fit
-the words) is answered with the question back: which account.
+the words) is answered with the question back: which account. What the question asked that no
+tool could (a comparison with a market index, whose prices finq does not hold) is said in
+the answer, never left out.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -32,7 +35,12 @@ def shares(value: float) -> str:
 
 
 def percent(value: float) -> str:
-    return f"{value:.1f}%"
+    """A percentage to one decimal, or to as many more as keep it within a fiftieth of its
+    value (the validator's tolerance): "50.1%", but "1.27%" and "0.043%", never "0.0%"."""
+    decimals = 1
+    if value:
+        decimals = max(1, math.ceil(-math.log10(0.04 * abs(value))))
+    return f"{value:.{decimals}f}%"
 
 
 class Citing:
@@ -122,7 +130,8 @@ def compose_positions(facts: list[Fact], cite: Citing) -> list[str]:
         realized, realized_fifo = mine.get("realized_gain"), mine.get("realized_gain_fifo")
         if realized:
             text = (
-                f"Your sales of {held.symbol} there realized {cents(realized.value)} (average cost"
+                f"Your sales of {held.symbol} there{_span_of(realized)} realized "
+                f"{cents(realized.value)} (average cost"
             )
             if realized_fifo and abs(realized_fifo.value - realized.value) >= 0.005:
                 text += f"; {cents(realized_fifo.value)} by FIFO lots"
@@ -130,9 +139,45 @@ def compose_positions(facts: list[Fact], cite: Citing) -> list[str]:
         dividends = mine.get("dividends_received")
         if dividends:
             sentences.append(
-                f"{held.symbol} paid you {cents(dividends.value)} in dividends there."
-                + cite.mark(dividends)
+                f"{held.symbol} paid you {cents(dividends.value)} in dividends there"
+                f"{_span_of(dividends)}." + cite.mark(dividends)
             )
+    return sentences
+
+
+def _span_of(fact: Fact) -> str:
+    """ " from 2022-01-01 to 2022-12-31" for a figure of a span of days; "" for one of a day."""
+    return f" from {fact.period_start} to {fact.period_end}" if fact.period_start else ""
+
+
+def compose_realized(facts: list[Fact], cite: Citing) -> list[str]:
+    """Realized gains asked alone: each holding's sales, and all of them together."""
+    sentences = []
+    fifo = {(f.symbol, _account_of(f)): f for f in facts if f.metric == "realized_gain_fifo"}
+    sold = [f for f in facts if f.metric == "realized_gain" and f.symbol != PORTFOLIO]
+    for realized in sold:
+        account = _account_of(realized)
+        by_lots = fifo.get((realized.symbol, account))
+        word = "gain" if realized.value >= 0 else "loss"
+        text = (
+            f"Your sales of {realized.company} ({realized.symbol}) in {account}"
+            f"{_span_of(realized)} realized a {word} of {cents(abs(realized.value))} "
+            "(average cost"
+        )
+        if by_lots and abs(by_lots.value - realized.value) >= 0.005:
+            text += f"; {cents(by_lots.value)} by FIFO lots"
+        sentences.append(text + ")." + cite.mark(realized))
+    total = next((f for f in facts if f.metric == "realized_gain_total"), None)
+    total_fifo = next((f for f in facts if f.metric == "realized_gain_fifo_total"), None)
+    if total and len(sold) > 1:
+        word = "gain" if total.value >= 0 else "loss"
+        text = (
+            f"In all, your sales{_span_of(total)} realized a {word} of "
+            f"{cents(abs(total.value))} (average cost"
+        )
+        if total_fifo and abs(total_fifo.value - total.value) >= 0.005:
+            text += f"; {cents(total_fifo.value)} by FIFO lots"
+        sentences.append(text + ")." + cite.mark(total))
     return sentences
 
 
@@ -256,13 +301,15 @@ def compose_performance(facts: list[Fact], cite: Citing) -> list[str]:
 
 
 def compose_ranking(facts: list[Fact], cite: Citing, route: RouteDecided) -> list[str]:
-    ranked = _by((f for f in facts if f.metric in ("holding_gain", "holding_return")), "symbol")
-    if not ranked:
-        return []
     asked = next(
         (c.arguments for c in route.tool_calls if isinstance(c.arguments, RankHoldingsArgs)),
         RankHoldingsArgs(),
     )
+    if asked.by in ("value", "weight"):
+        return compose_size_ranking(facts, cite, asked)
+    ranked = _by((f for f in facts if f.metric in ("holding_gain", "holding_return")), "symbol")
+    if not ranked:
+        return []
     order = asked.order
     by = "in dollars" if asked.by == "usd" else "by percent"
     first = next(iter(ranked.values()))["holding_gain"]
@@ -276,8 +323,47 @@ def compose_ranking(facts: list[Fact], cite: Citing, route: RouteDecided) -> lis
         ret = metrics.get("holding_return")
         text = f"{gain.company} ({symbol}): {cents(gain.value)}"
         if ret:
-            text += f" ({percent(ret.value)})"
+            # Not "(24.0%)": a figure in brackets reads as a negative one.
+            text += f", {percent(ret.value)}"
         sentences.append(text + "." + cite.mark(gain))
+    return sentences
+
+
+def compose_size_ranking(facts: list[Fact], cite: Citing, asked: RankHoldingsArgs) -> list[str]:
+    """Holdings by market value or by weight (a share of all the holdings' value) on a day."""
+    ranked = _by((f for f in facts if f.metric in ("holding_value", "holding_weight")), "symbol")
+    if not ranked:
+        return []
+    day = next(iter(ranked.values()))["holding_value"].period_end
+    largest = asked.order == "best"
+    if asked.by == "weight":
+        lead = (
+            f"Your holdings by weight, each one's share of your holdings' value on {day}, "
+            f"{'heaviest' if largest else 'lightest'} first:"
+        )
+    else:
+        lead = (
+            f"Your holdings by market value on {day}, {'largest' if largest else 'smallest'} first:"
+        )
+    sentences = [lead]
+    for (symbol,), metrics in ranked.items():
+        value, weight = metrics["holding_value"], metrics.get("holding_weight")
+        text = f"{value.company} ({symbol}): "
+        if asked.by == "weight" and weight:
+            # Not "(…)": an amount in brackets reads as a negative one.
+            text += f"{percent(weight.value)}, worth {cents(value.value)}"
+        else:
+            text += cents(value.value)
+            if weight:
+                text += f", {percent(weight.value)} of your holdings' value"
+        sentences.append(text + "." + cite.mark(value))
+    total = next((f for f in facts if f.metric == "holdings_value"), None)
+    if total:
+        where = " in that account" if asked.account else ""
+        sentences.append(
+            f"All your holdings{where} were worth {cents(total.value)} on {total.period_end}."
+            + cite.mark(total)
+        )
     return sentences
 
 
@@ -343,8 +429,15 @@ def draft_portfolio(
     sentences: list[str] = []
     if "get_account_value" in tools:
         sentences += compose_account_values(facts, cite)
+    reading = route.understood.portfolio
     if "get_positions" in tools:
-        sentences += compose_positions(facts, cite)
+        # Realized gains asked alone, of one holding or all: that figure, not each position.
+        realized_alone = (
+            reading is not None and reading.realized and route.intent == "portfolio_position"
+        )
+        sentences += (
+            compose_realized(facts, cite) if realized_alone else compose_positions(facts, cite)
+        )
     if "get_cash_balance" in tools:
         sentences += compose_cash(facts, cite)
     if "get_portfolio_activity" in tools:
@@ -355,6 +448,12 @@ def draft_portfolio(
         sentences += compose_ranking(facts, cite, route)
     if "screen_holdings" in tools:
         sentences += compose_screen(facts, cite, route)
+    if reading is not None and reading.benchmark:
+        # No index is held: the comparison asked is said not to be made, never dropped.
+        sentences.append(
+            f"finq holds no prices for {reading.benchmark}, so I could not compare your "
+            "portfolio with it; the figures here are your portfolio's alone."
+        )
     citations = cite.citations()
     if missing:
         sentences.append("Note: " + "; ".join(dict.fromkeys(missing)) + ".")

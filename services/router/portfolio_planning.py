@@ -74,13 +74,17 @@ def _arguments(**named: Any) -> dict[str, Any]:
 
 def _position(plan: PortfolioPlan, understanding: Understanding) -> None:
     reading, symbols = plan.reading, understanding.symbols
+    # Realized gains over a span ("my realized gains in 2022") are those of the sales in it:
+    # the positions on its last day, their gains counted from its first.
+    realized_span = reading.realized and reading.start is not None
     arguments = _arguments(
         symbols=symbols[:20] or None,
         account=reading.account,
-        as_of=reading.as_of,
+        as_of=(reading.end or reading.as_of) if realized_span else reading.as_of,
+        start=reading.start if realized_span else None,
         # A company named is the holding asked about, whatever its class.
         asset_class=None if symbols else reading.asset_class,
-        include_closed=reading.include_closed,
+        include_closed=reading.include_closed or reading.realized,
     )
     plan.calls.append((GET_POSITIONS, arguments))
 
@@ -130,12 +134,15 @@ def _performance(plan: PortfolioPlan, understanding: Understanding) -> None:
 
 def _ranking(plan: PortfolioPlan, understanding: Understanding) -> None:
     reading = plan.reading
+    # A size or a weight is the holdings' on one day: the span's last (the answer says which).
+    on_one_day = reading.by in ("value", "weight")
+    days = _arguments(end=reading.end or reading.as_of) if on_one_day else _timeframe(reading)
     arguments = _arguments(
         account=reading.account,
         order=reading.order,
         by=reading.by,
         limit=reading.limit,
-        **_timeframe(reading),
+        **days,
     )
     plan.calls.append((RANK_HOLDINGS, arguments))
 

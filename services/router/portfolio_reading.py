@@ -1,6 +1,7 @@
 """Reading a question about the user's own portfolio: the days it covers, the account it
-names, an asset class, kinds of activity, how holdings are to be ranked, the condition a
-screen of the holdings asks for, and which holdings' filings to search.
+names, an asset class, kinds of activity, how holdings are to be ranked (by gain, size or
+weight), whether realized gains alone are asked, a market index it compares with, the
+condition a screen of the holdings asks for, and which holdings' filings to search.
 
 Pure functions over precompiled patterns. Relative words ("this year", "last month", "over
 the past 6 months", "since March") are resolved against `today`, the last day finq holds
@@ -12,7 +13,11 @@ search names, and the companies, are the router's own reading), so a portfolio q
 reads figures and companies as every other question does.
 
 Each expression read is blanked (to the same length, so offsets hold) before the next is
-looked for: "since I bought it" is a timeframe, not a purchase asked about.
+looked for: "since I bought it" is a timeframe, not a purchase asked about, and the 2000 of
+"the Russell 2000" is an index's name, not a year.
+
+The words are the word classes of shared/portfolio/words.py, which the portfolio intents'
+cues are built from too.
 """
 
 from __future__ import annotations
@@ -26,7 +31,24 @@ from typing import Literal
 
 from shared.contracts import ConversationTurn, PortfolioReading
 from shared.intents import INTENTS
-from shared.tools import ActivityKindName, AssetClassName
+from shared.portfolio.words import (
+    ACCOUNT,
+    COMPARING,
+    HOLDING,
+    INDEX,
+    LARGEST,
+    MONEY_IN,
+    MONEY_OUT,
+    OWNERSHIP,
+    OWNING,
+    PAID_TO_HOLDERS,
+    RANK_END,
+    REALIZED,
+    SMALLEST,
+    VALUE,
+    WEIGHT,
+)
+from shared.tools import ActivityKindName, AssetClassName, RankByName
 
 # The intents a portfolio reading serves: the ones planned as the user's portfolio.
 PORTFOLIO_INTENTS: frozenset[str] = frozenset(
@@ -34,7 +56,7 @@ PORTFOLIO_INTENTS: frozenset[str] = frozenset(
 )
 
 RankOrder = Literal["best", "worst"]
-RankBy = Literal["usd", "percent"]
+RankBy = RankByName
 ScreenCondition = Literal["above", "below", "falling", "rising"]
 
 # --- numbers, months and days -------------------------------------------------------------
@@ -169,14 +191,20 @@ _YEAR_RANGE = re.compile(
     re.IGNORECASE,
 )
 _SINCE_DAY = re.compile(rf"\b(?:since|starting|from|after)\s+(?:on\s+)?(?P<day>{_DAY})", re.I)
+# "Since March", "starting in 2022", "from the start of March", "from March on": from then to
+# the last day held. "From March" alone is March: "my trades from March" are March's trades.
+_UP_TO_NOW = (
+    r"(?P<open>\s+(?:on|onwards?|forward|until\s+now|till\s+now|to\s+(?:date|now|today)"
+    r"|through\s+today)\b)?"
+)
 _SINCE_MONTH = re.compile(
-    rf"\b(?:since|starting(?:\s+in)?|from)\s+(?:the\s+(?:start|beginning)\s+of\s+)?"
-    rf"(?P<month>{_MONTH})(?:\s+(?:of\s+)?(?P<year>{_YEAR}))?\b",
+    rf"\b(?P<lead>since|starting(?:\s+in)?|from)\s+(?P<start_of>the\s+(?:start|beginning)\s+of\s+)?"
+    rf"(?P<month>{_MONTH})(?:\s+(?:of\s+)?(?P<year>{_YEAR}))?\b{_UP_TO_NOW}",
     re.IGNORECASE,
 )
 _SINCE_YEAR = re.compile(
-    rf"\b(?:since|starting(?:\s+in)?|from)\s+(?:the\s+(?:start|beginning)\s+of\s+)?"
-    rf"(?:calendar\s+)?(?P<year>{_YEAR})\b",
+    rf"\b(?P<lead>since|starting(?:\s+in)?|from)\s+(?P<start_of>the\s+(?:start|beginning)\s+of\s+)?"
+    rf"(?:calendar\s+)?(?P<year>{_YEAR})\b{_UP_TO_NOW}",
     re.IGNORECASE,
 )
 _QUARTER_OF_YEAR = re.compile(
@@ -290,6 +318,16 @@ def _last_calendar(match: re.Match[str], today: date) -> Timeframe:
     return _found(match, monday - timedelta(days=7), monday - timedelta(days=1), today)
 
 
+def _only_the_period(match: re.Match[str]) -> bool:
+    """ "From March" is March alone; "since March", "from the start of March" and "from
+    March on" run to the last day held."""
+    return (
+        match.group("lead").lower() == "from"
+        and not match.group("start_of")
+        and not match.group("open")
+    )
+
+
 def _first_match(text: str, today: date) -> Timeframe | None:
     """The first timeframe expression of the text, most specific kind first."""
     if match := _SINCE_PURCHASE.search(text):
@@ -316,9 +354,12 @@ def _first_match(text: str, today: date) -> Timeframe | None:
     if match := _SINCE_MONTH.search(text):
         month = month_of(match.group("month"))
         year = int(match.group("year") or 0) or latest_month(month, today)
-        return _found(match, date(year, month, 1), today, today)
+        end = month_end(year, month) if _only_the_period(match) else today
+        return _found(match, date(year, month, 1), end, today)
     if match := _SINCE_YEAR.search(text):
-        return _found(match, date(int(match.group("year")), 1, 1), today, today)
+        year = int(match.group("year"))
+        end = date(year, 12, 31) if _only_the_period(match) else today
+        return _found(match, date(year, 1, 1), end, today)
     if match := _QUARTER_OF_YEAR.search(text):
         quarter = (
             int(match.group("q1") or match.group("q2") or 0)
@@ -391,6 +432,9 @@ _ACCOUNT_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b401\s?\(?k\)?(?![\w(])", re.IGNORECASE), "401(k)"),
     (re.compile(r"\bcash[\s-]+management\b", re.IGNORECASE), "cash management"),
     (re.compile(r"\b(?:brokerage|taxable)\b", re.IGNORECASE), "brokerage"),
+    # Kinds the tools know by the account's own name only.
+    (re.compile(r"\bhsa\b", re.IGNORECASE), "HSA"),
+    (re.compile(r"\b403\s?\(?b\)?(?![\w(])", re.IGNORECASE), "403(b)"),
 )
 # "my Fidelity account", "my joint account": an account named by the user's own name for it.
 _NAMED_ACCOUNT = re.compile(
@@ -472,8 +516,8 @@ _ACTIVITY_KINDS: tuple[tuple[re.Pattern[str], tuple[ActivityKindName, ...]], ...
     (re.compile(r"\b(?:sell|sells|sold|selling|sales?)\b", re.I), ("sell",)),
     (re.compile(r"\bdividends?\b|\bdistributions?\b", re.I), ("dividend",)),
     (re.compile(r"\binterest\b", re.I), ("interest",)),
-    (re.compile(r"\bdeposit\w*\b|\bcontribut\w*\b|\b(?:put|added)\s+in\b", re.I), ("deposit",)),
-    (re.compile(r"\bwithdr[ae]w\w*\b|\bwithdrawals?\b|\btook\s+out\b", re.I), ("withdrawal",)),
+    (re.compile(rf"\b{MONEY_IN}\b|\b(?:put|added)\s+in\b", re.I), ("deposit",)),
+    (re.compile(rf"\b{MONEY_OUT}\b", re.I), ("withdrawal",)),
     (re.compile(r"\btransfer\w*\b|\bmoved?\s+(?:money|cash|funds)\b", re.I), ("transfer",)),
     (re.compile(r"\bfees?\b|\bcommissions?\b", re.I), ("fee",)),
 )
@@ -500,18 +544,49 @@ def read_activity_kinds(text: str) -> list[ActivityKindName]:
 
 # --- rankings -------------------------------------------------------------------------------
 
+# An order said outright, its first end first: "worst first", "from largest to smallest".
+_ORDER = re.compile(
+    rf"\b(?P<first>{RANK_END})\s+(?:first|to\s+(?:the\s+)?{RANK_END})\b"
+    rf"|\bfrom\s+(?:the\s+)?(?P<from>{RANK_END})\b",
+    re.IGNORECASE,
+)
+_LOW_END = re.compile(rf"^(?:worst|lowest|{SMALLEST})$", re.IGNORECASE)
 _WORST = re.compile(
-    r"\b(?:worst|losers?|lost\s+(?:the\s+)?most|biggest\s+loss(?:es)?|weakest|poorest"
-    r"|underperform\w*|lagg\w*|down\s+the\s+most|fell\s+the\s+most|dropped\s+the\s+most)\b",
+    r"\b(?:worst|losers?|(?:biggest|largest|greatest)\s+loss(?:es)?|weakest|poorest"
+    r"|underperform\w*|lagg\w*|bottom|lowest|(?<!at\s)least"
+    r"|(?:down|los[te]|losing|fell|dropped|declined|sank|slid|went\s+down)\s+(?:the\s+)?most"
+    r"|(?:gain(?:ed|ing)?|rose|grew|up|returned|made|make|went\s+up)\s+(?:the\s+)?least)\b"
+    rf"|\b{SMALLEST}\b",
     re.IGNORECASE,
 )
 _BEST = re.compile(
-    r"\b(?:best|top|winners?|gainers?|strongest|outperform\w*|(?:gained|rose|up)\s+the\s+most)\b",
+    r"\b(?:best|top|winners?|gainers?|strongest|outperform\w*|highest"
+    r"|(?:gain(?:ed|ing)?|rose|grew|up|returned|made|make|went\s+up)\s+(?:the\s+)?most)\b"
+    rf"|\b{LARGEST}\b",
     re.IGNORECASE,
 )
-_IN_DOLLARS = re.compile(r"\bin\s+(?:dollars|usd|\$)|\bdollars?\b|\$(?!\w)|\bby\s+\$", re.I)
+_IN_DOLLARS = re.compile(
+    r"\bin\s+(?:dollars|usd|\$)|\bdollars?\b|\$(?!\w)|\bby\s+\$|\bmoney\b", re.I
+)
 _IN_PERCENT = re.compile(r"\bin\s+percent|\bpercent(?:age)?\b|%", re.IGNORECASE)
-_RANK_WORDS = r"(?:best|worst|top|biggest|largest|bottom)"
+# Ranked by weight: "the heaviest weighting", "what % of the portfolio each one is".
+_BY_WEIGHT = re.compile(WEIGHT, re.IGNORECASE)
+# Ranked by size: "by value", "worth the most", a holding called largest or smallest ("my
+# biggest positions"), or an order of sizes ("largest to smallest"), when no gain or loss is
+# asked ("my biggest losers" are losses).
+_SIZE = rf"(?:{LARGEST}|{SMALLEST})"
+_BY_VALUE = re.compile(
+    rf"\b(?:by|in\s+order\s+of)\s+{VALUE}\b|\bworth\s+the\s+(?:most|least)\b"
+    rf"|\b{_SIZE}\s+(?:[\w-]+\s+){{0,2}}?{HOLDING}\b|\b{_SIZE}\s+(?:first|to)\b"
+    rf"|\bfrom\s+(?:the\s+)?{_SIZE}\b",
+    re.IGNORECASE,
+)
+_GAIN_ASKED = re.compile(
+    r"\b(?:gain\w*|return\w*|loss(?:es)?|los[te]\w*|perform\w*|winners?|losers?|up|down"
+    r"|rose|fell|grew|dropped|declined|best|worst)\b",
+    re.IGNORECASE,
+)
+_RANK_WORDS = rf"(?:best|worst|top|bottom|{LARGEST}|{SMALLEST})"
 _RANK_COUNT = re.compile(
     rf"\b(?P<a>{_COUNT})\s+(?:{_RANK_WORDS}|(?:best|worst)[\s-]performing)\b"
     rf"|\b{_RANK_WORDS}\s+(?P<b>{_COUNT})\b",
@@ -520,25 +595,45 @@ _RANK_COUNT = re.compile(
 _ONE_HOLDING = re.compile(
     rf"\b(?:the\s+|my\s+){_RANK_WORDS}(?:[\s-]performing)?\s+(?:\w+\s+)?"
     r"(?:holding|position|stock|investment|performer|winner|loser|gainer|one)\b(?!s)"
-    r"|\bwhich\s+(?:one|holding|position|stock|investment)\b(?!s)",
+    r"|\bwhich\s+(?:one|holding|position|stock|investment)\b(?!s)"
+    r"|\bwhich\s+of\s+(?:my|our)\s+\w+\s+(?:is|was|has)\b",
     re.IGNORECASE,
 )
+# Every holding, in order: "each holding", "sorted by value", "worst first".
+_EVERY_HOLDING = re.compile(r"\b(?:each|every|sorted|ordered)\b", re.IGNORECASE)
+# The most a ranking lists (RankHoldingsArgs.limit).
+RANK_ALL = 20
 
 
 def read_ranking(text: str) -> tuple[RankOrder | None, RankBy | None, int | None]:
     """(order, by, limit) of a ranking of the holdings, each None when no word says it:
-    "worst" or "best", "usd" for gains in dollars or "percent", and how many."""
-    order: RankOrder | None = (
-        "worst" if _WORST.search(text) else "best" if _BEST.search(text) else None
-    )
-    by: RankBy | None = (
-        "usd" if _IN_DOLLARS.search(text) else "percent" if _IN_PERCENT.search(text) else None
-    )
+    "worst" or "best" first (for a size or weight, smallest or largest first); by "usd" or
+    "percent" for a gain, "value" for a size, "weight" for a share of the holdings' value;
+    and how many (all of them, for "each" or an order said outright)."""
+    order: RankOrder | None = None
+    if match := _ORDER.search(text):
+        first = match.group("first") or match.group("from")
+        order = "worst" if _LOW_END.match(first) else "best"
+    elif _WORST.search(text):
+        order = "worst"
+    elif _BEST.search(text):
+        order = "best"
+    by: RankBy | None = None
+    if _BY_WEIGHT.search(text):
+        by = "weight"
+    elif _BY_VALUE.search(text) and not _GAIN_ASKED.search(text):
+        by = "value"
+    elif _IN_DOLLARS.search(text):
+        by = "usd"
+    elif _IN_PERCENT.search(text):
+        by = "percent"
     limit: int | None = None
     if match := _RANK_COUNT.search(text):
         limit = count_of(match.group("a") or match.group("b"))
     elif _ONE_HOLDING.search(text):
         limit = 1
+    elif _EVERY_HOLDING.search(text) or _ORDER.search(text):
+        limit = RANK_ALL
     return order, by, limit
 
 
@@ -654,10 +749,69 @@ _INCLUDE_CLOSED = re.compile(
 )
 _HOLDINGS_ASKED = re.compile(
     r"\bholdings?\b|\bpositions\b|\ballocat\w*\b|\bdiversif\w*\b|\bbreak\s?down\b|\bexposure\b"
+    r"|\bweigh\w*"
     r"|\bwhat\s+(?:do|did)\s+(?:i|we)\s+(?:own|hold|have)\b|\binvested\s+in\b|\betfs\b|\bstocks\b"
-    r"|\bbonds\b|\bcrypto\w*\b|\bwhat'?s\s+in\s+my\b",
+    r"|\bbonds\b|\bcrypto\w*\b"
+    # What an account contains, or everything owned: "what's inside my 401(k)", "what is in my
+    # Roth", "everything I hold".
+    r"|\bwhat(?:'s|\s+is|\s+are)?\s+(?:in|inside)\s+(?:my|our)\b|\bcontains?\b|\binside\b"
+    rf"|\beverything\b|\b(?:i|we)\s+(?:(?:still|currently|now|also)\s+)?{OWNING}"
+    r"|\b(?:do|does|did)\s+(?:my|our|the)\s+(?:[\w()'’-]+\s+){0,3}?(?:hold|own|have|contain)\b"
+    r"|\b(?:my|our|the)\s+(?:[\w()'’-]+\s+){0,3}?(?:holds|held|owns|contains|contained)\b"
+    rf"|\b(?:every|each|all)\s+(?:of\s+)?(?:(?:my|our|the)\s+)?{HOLDING}\b",
     re.IGNORECASE,
 )
+# Realized gains, the gains of the shares sold, asked alone: not beside unrealized ones.
+_REALIZED = re.compile(rf"\b{REALIZED}\b", re.IGNORECASE)
+_UNREALIZED = re.compile(rf"\bun{REALIZED}\b", re.IGNORECASE)
+# A market index compared with: "has my IRA outpaced the Dow", "my return vs the Nasdaq".
+_COMPARED = re.compile(rf"\b{COMPARING}(?!\w)", re.IGNORECASE)
+_INDEX = re.compile(rf"\b(?:the\s+)?{INDEX}", re.IGNORECASE)
+# An index as the answer names it: its family's name, and its number joined by a hyphen
+# ("the S&P-500"), which no reader of figures takes for an amount or a year.
+_INDEX_FAMILIES: tuple[tuple[re.Pattern[str], str, str | None], ...] = (
+    (re.compile(r"spx\b", re.I), "S&P", "500"),
+    (re.compile(r"s\s?&\s?p", re.I), "S&P", None),
+    (re.compile(r"ndx\b", re.I), "Nasdaq", "100"),
+    (re.compile(r"nasdaq\s+composite", re.I), "Nasdaq Composite", None),
+    (re.compile(r"nasdaq", re.I), "Nasdaq", None),
+    (re.compile(r"dow|djia", re.I), "Dow Jones Industrial Average", None),
+    (re.compile(r"russell", re.I), "Russell", None),
+    (re.compile(r"wilshire", re.I), "Wilshire", None),
+    (re.compile(r"msci\s+emerging", re.I), "MSCI Emerging Markets", None),
+    (re.compile(r"msci\s+(?P<region>\w+)", re.I), "MSCI", None),
+    (re.compile(r"msci", re.I), "MSCI", None),
+    (re.compile(r"ftse", re.I), "FTSE", None),
+    (re.compile(r"nikkei", re.I), "Nikkei", None),
+)
+# The market, an index or a benchmark named by no name.
+ANY_INDEX = "a market index"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A market index a question compares the portfolio with, as the answer names it."""
+
+    name: str
+    span: tuple[int, int]
+
+
+def read_benchmark(text: str) -> Benchmark | None:
+    """The market index a question compares with ("has my 401(k) kept pace with the Dow"), or
+    None when it compares with none."""
+    if not _COMPARED.search(text) or (match := _INDEX.search(text)) is None:
+        return None
+    written = re.sub(r"^the\s+", "", " ".join(match.group(0).split()), flags=re.IGNORECASE)
+    number = re.search(r"\d+", written)
+    for pattern, family, implied in _INDEX_FAMILIES:
+        if found := pattern.match(written):
+            name = family
+            if region := found.groupdict().get("region"):
+                name += " " + (region.upper() if len(region) <= 4 else region.title())
+            if number or implied:
+                name += "-" + (number.group(0) if number else str(implied))
+            return Benchmark(f"the {name}", match.span())
+    return Benchmark(ANY_INDEX, match.span())
 
 
 def read_portfolio(
@@ -671,8 +825,12 @@ def read_portfolio(
     last day finq holds prices for). `metrics` are the catalog ids the router's metric
     finder read in it (the first one is what a screen is on); `company_spans` where it names
     companies, which are never an account."""
-    timeframe = read_timeframe(question, today)
-    rest = _blank(question, timeframe.span) if timeframe is not None else question
+    # An index's name is read first: the 2000 of "the Russell 2000" is no year.
+    benchmark = read_benchmark(question)
+    rest = _blank(question, benchmark.span) if benchmark is not None else question
+    timeframe = read_timeframe(rest, today)
+    if timeframe is not None:
+        rest = _blank(rest, timeframe.span)
     for span in company_spans:
         rest = _blank(rest, span)
     order, by, limit = read_ranking(rest)
@@ -698,6 +856,8 @@ def read_portfolio(
         query=read_topic(question) if largest is not None else None,
         include_closed=bool(_INCLUDE_CLOSED.search(rest)),
         holdings_asked=bool(_HOLDINGS_ASKED.search(rest)),
+        realized=bool(_REALIZED.search(rest)) and not _UNREALIZED.search(rest),
+        benchmark=benchmark.name if benchmark is not None else None,
     )
 
 
@@ -717,6 +877,7 @@ _OWN_FIELDS = (
     "fiscal_year",
     "largest",
     "query",
+    "benchmark",
 )
 
 
@@ -739,27 +900,34 @@ def followed_up(before: PortfolioReading, now: PortfolioReading) -> PortfolioRea
     # A flag says what this question asks ("realized", "holdings") or what the one before did.
     merged.include_closed = now.include_closed or before.include_closed
     merged.holdings_asked = now.holdings_asked or before.holdings_asked
+    merged.realized = now.realized or before.realized
     return merged
 
 
 # --- the conversation and the scoring ---------------------------------------------------------
 
 # The user speaking of what they own or did with it: "my AAPL position", "my Roth IRA", "which
-# of my holdings", "I bought", "did I sell".
+# of my holdings", "I bought", "did I sell", "I received"; and dividends received, which only
+# a holder does ("total dividends received in 2022": a company pays them).
 _OWNED = re.compile(
     r"\b(?:my|our)\s+(?:[\w$&().'’-]+\s+){0,2}?(?:portfolio|holdings?|positions?|investments?"
-    r"|accounts?|shares|stake|lots?|ira|roth|401\s?\(?k\)?|brokerage|trades|transactions"
-    r"|purchases|sales|dividends|deposits|withdrawals|contributions|cash|stocks?|etfs?|bonds"
-    r"|crypto|gains?|loss(?:es)?|returns?|performance|cost\s+basis)(?![\w-])"
-    r"|\b(?:i|we)\s+(?:own|hold|bought|sold|paid|invested|deposited|withdrew|contributed)\b"
+    r"|shares|stake|lots?|trades|transactions|purchases|sales|dividends|deposits|withdrawals"
+    r"|contributions|cash|stocks?|etfs?|bonds|crypto|gains?|loss(?:es)?|returns?|performance"
+    rf"|cost\s+basis|{ACCOUNT})(?![\w(-])"
+    rf"|{OWNERSHIP}"
+    r"|\b(?:i|we)\s+(?:bought|sold|paid|invested|deposited|withdrew|contributed|received"
+    r"|collected|earned|got|realized)\b"
     r"|\b(?:do|did|have)\s+(?:i|we)\s+(?:still\s+)?(?:own|hold|buy|sell|pay|invest|deposit"
-    r"|withdraw|contribute|receive|get|earn|have)\b"
-    r"|\bam\s+i\s+(?:up|down)\b",
+    r"|withdraw|contribute|receive|get|earn|have|collect|reali[sz]e|lose|make|gain)\b"
+    r"|\bam\s+i\s+(?:up|down)\b"
+    rf"|\b{PAID_TO_HOLDERS}(?:\s+income)?\s+(?:\w+\s+)?(?:received|collected|earned)\b(?!\s+by)"
+    rf"|\b(?:received|collected|earned)\s+(?:[\w$]+\s+){{0,2}}?(?:in\s+)?{PAID_TO_HOLDERS}\b",
     re.IGNORECASE,
 )
 # What a short follow-up may name alone and still be about the portfolio question before it.
 _PORTFOLIO_SLOTS = {
     "account", "asset_class", "start", "as_of", "since_purchase", "kinds", "order", "by", "limit",
+    "benchmark",
 }  # fmt: skip
 
 
@@ -781,13 +949,16 @@ def portfolio_reading_before(previous: ConversationTurn) -> PortfolioReading | N
 def names_only_portfolio_slots(reading: PortfolioReading, question: str) -> bool:
     """ "Last year?", "in my Roth?", "in dollars?": a question naming a timeframe, an account,
     an asset class, kinds of activity or a ranking, and no intent of its own (metric_lookup's
-    cues, "what was", "how much", are in most questions and say nothing of the kind)."""
+    cues, "what was", "how much", are in most questions and say nothing of the kind; nor
+    does the cue every portfolio intent shares, "my Roth")."""
     named = reading.model_dump(exclude_defaults=True, include=_PORTFOLIO_SLOTS)
     own_cue = any(
         cue.pattern.search(question)
         for intent in INTENTS
         if intent.name != "metric_lookup"
         for cue in intent.cues
+        # "My IRA" says the question is the user's, not which kind of question it is.
+        if cue.pattern.pattern != OWNERSHIP
     )
     return bool(named) and not own_cue
 

@@ -1028,9 +1028,9 @@ _COMPARED_WITH = re.compile(r"\b(?:compar\w*|versus|vs|against|relative to)\b", 
 
 def _refer_back(understanding: Understanding, before: Understood) -> None:
     """What a follow-up takes from the turn before by referring to it: the figure it was
-    about as one part of the figure this one names ("what was that as a percentage of
-    revenue?"), its period ("the gross margin in that quarter"), the same quarter a year
-    earlier, or the year before beside it ("how does that compare with the year before?")."""
+    about as one part of the figure this one names ("and that relative to sales?"), its
+    period ("operating margin for that period"), the matching quarter of the prior year, or
+    the year before beside it ("that versus a year earlier")."""
     question = understanding.question
     periods, earlier = understanding.periods, before.periods
     if (
@@ -1056,7 +1056,7 @@ def _refer_back(understanding: Understanding, before: Understood) -> None:
         periods.last, periods.spans_several = None, False
         understanding.inherited.append("periods")
     elif periods.same_quarter_last_year and not periods.fiscal_years and earlier.fiscal_quarters:
-        # "And the same quarter a year earlier?": the quarter asked before, a year back.
+        # The matching quarter of the prior year: the quarter asked before, a year back.
         periods.fiscal_years = [year - 1 for year in earlier.fiscal_years]
         periods.fiscal_quarters = list(earlier.fiscal_quarters)
         periods.period = "quarterly"

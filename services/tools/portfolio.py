@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -286,14 +286,19 @@ def _valuation_day(args: PortfolioArgs, book: Book) -> date:
 # --- the tools -----------------------------------------------------------------------------
 
 
-def _holding_facts(facts: Facts, book: Book, holding: Holding, day: date) -> list[str]:
+def _holding_facts(
+    facts: Facts, book: Book, holding: Holding, day: date, since: date | None = None
+) -> list[str]:
     """The facts of one holding valued on `day`; returns notes (a stale or missing close).
-    Each label ends " in <account>": the answer groups a holding's facts by it."""
+    Each label ends " in <account>": the answer groups a holding's facts by it. With
+    `since`, the holding's realized gains and dividends are those from `since` to `day`."""
     symbol, name, where = holding.symbol, book.name_of(holding.symbol), holding.account
     # (metric, label, value, unit), from the rows of the holding's trades.
     from_rows: list[tuple[str, str, Decimal, str]] = [
         ("shares_held", f"shares of {symbol} held", holding.quantity, "shares")
     ]
+    # Over a span: (metric, label, value, unit), each a fact of the span's days.
+    over_span: list[tuple[str, str, Decimal, str]] = []
     if holding.quantity:
         from_rows += [
             ("average_cost", f"average cost per {symbol} share", holding.average_cost, PER_SHARE),
@@ -310,8 +315,9 @@ def _holding_facts(facts: Facts, book: Book, holding: Holding, day: date) -> lis
                 "USD",
             ),
         ]
+    earned = over_span if since is not None else from_rows
     if holding.realized_average or holding.realized_fifo:
-        from_rows += [
+        earned += [
             (
                 "realized_gain",
                 f"realized gain (average cost) on {symbol}",
@@ -326,12 +332,14 @@ def _holding_facts(facts: Facts, book: Book, holding: Holding, day: date) -> lis
             ),
         ]
     if holding.dividends:
-        from_rows.append(
+        earned.append(
             ("dividends_received", f"dividends received on {symbol}", holding.dividends, "USD")
         )
     rows = _activity_source(facts, holding)
     for metric, label, value, unit in from_rows:
         facts.add(symbol, name, metric, f"{label} in {where}", value, unit, day, rows)
+    for metric, label, value, unit in over_span:
+        facts.add(symbol, name, metric, f"{label} in {where}", value, unit, day, rows, since)
     if not holding.quantity:
         return []
     close = book.closes(symbol, day)
@@ -378,11 +386,67 @@ def _account_filter(args: PortfolioArgs, book: Book) -> str | None:
     return match_account(args.account, book) if args.account else None
 
 
+def _since(holdings: list[Holding], book: Book, start: date) -> list[Holding]:
+    """The holdings with their realized gains and dividends counted from `start` only: what
+    the ledger holds on their day less what it held the day before `start`."""
+    before = {
+        (h.account, h.symbol): h
+        for h in Ledger.build(book.activities, as_of=start - timedelta(days=1)).holdings(
+            open_only=False
+        )
+    }
+    counted = []
+    for holding in holdings:
+        earlier = before.get((holding.account, holding.symbol))
+        if earlier is not None:
+            holding = replace(
+                holding,
+                realized_average=holding.realized_average - earlier.realized_average,
+                realized_fifo=holding.realized_fifo - earlier.realized_fifo,
+                dividends=holding.dividends - earlier.dividends,
+            )
+        counted.append(holding)
+    return counted
+
+
+def _realized_totals(
+    facts: Facts, holdings: list[Holding], args: GetPositionsArgs, account: str | None, day: date
+) -> list[str]:
+    """The realized gains of all the holdings' sales (from `args.start`, when given), by
+    average cost and by FIFO lots; a note when none of them was sold."""
+    sold = [h for h in holdings if h.realized_average or h.realized_fifo]
+    where = f" in {account}" if account else ""
+    if not sold:
+        what = " or ".join(args.symbols) if args.symbols else "nothing"
+        return [
+            f"you sold {'no ' if args.symbols else ''}{what}{where}"
+            + (" in that span" if args.start else "")
+        ]
+    name = account or PORTFOLIO_NAME
+    source = facts.source(
+        f"portfolio:realized:{name}:{args.start or 'first'}:{day}",
+        f"your sales{where} from your imported activity ("
+        + "; ".join(f"{h.symbol} {_rows_text(h.rows)}" for h in sold)
+        + ")",
+    )
+    totals = (
+        ("realized_gain_total", "realized gain (average cost)", [h.realized_average for h in sold]),
+        ("realized_gain_fifo_total", "realized gain (FIFO)", [h.realized_fifo for h in sold]),
+    )
+    for metric, label, values in totals:
+        total = sum(values, Decimal(0))
+        label = f"{label} of your sales{where}"
+        facts.add(PORTFOLIO, name, metric, label, total, "USD", day, source, args.start)
+    return []
+
+
 async def get_positions(book: Book, args: GetPositionsArgs) -> ToolResult:
     day = _valuation_day(args, book)
     account = _account_filter(args, book)
     ledger = Ledger.build(book.activities, as_of=day)
     holdings = ledger.holdings(account=account, open_only=not args.include_closed)
+    if args.start is not None:
+        holdings = _since(holdings, book, args.start)
     if args.symbols:
         holdings = [h for h in holdings if h.symbol in args.symbols]
     if args.asset_class:
@@ -395,7 +459,9 @@ async def get_positions(book: Book, args: GetPositionsArgs) -> ToolResult:
     facts = Facts([], {})
     missing: list[str] = []
     for holding in holdings:
-        missing.extend(_holding_facts(facts, book, holding, day))
+        missing.extend(_holding_facts(facts, book, holding, day, args.start))
+    if args.include_closed:
+        missing.extend(_realized_totals(facts, holdings, args, account, day))
     held = {h.symbol for h in holdings}
     where = f" in {account}" if account else ""
     missing.extend(
@@ -692,14 +758,17 @@ def stale_closes(book: Book, facts: Facts, stale: Sequence[tuple[str, date]]) ->
             close[0],
             source,
         )
+        # Not "($308.26)": an amount in brackets reads as a negative one.
         notes.append(
-            f"the latest {symbol} close finq holds is from {close[0]} "
-            f"({format_per_share(float(close[1]))}), and it is valued at that close"
+            f"the latest {symbol} close finq holds is from {close[0]}, at "
+            f"{format_per_share(float(close[1]))}, and it is valued at that close"
         )
     return notes
 
 
 async def rank_holdings(book: Book, args: RankHoldingsArgs) -> ToolResult:
+    if args.by in ("value", "weight"):
+        return rank_holdings_by_size(book, args)
     account = _account_filter(args, book)
     start, end = _span(args, book)
     accounts = [account] if account else None
@@ -749,6 +818,50 @@ async def rank_holdings(book: Book, args: RankHoldingsArgs) -> ToolResult:
         close = book.closes(performance.symbol, end)
         if close is not None and (end - close[0]).days > STALE_AFTER_DAYS:
             missing.extend(stale_closes(book, facts, [(performance.symbol, close[0])]))
+    return _result(RANK_HOLDINGS, args, facts, missing)
+
+
+def rank_holdings_by_size(book: Book, args: RankHoldingsArgs) -> ToolResult:
+    """The holdings on one day (the span's last: `end`, else the last close held) by market
+    value, summed over the accounts (or the one asked), each with its weight: its share of
+    all the holdings' value. Holdings with no close are named, not ranked."""
+    day = args.end or _valuation_day(args, book)
+    account = _account_filter(args, book)
+    values = holding_values(book, day, account)
+    held = {h.symbol for h in Ledger.build(book.activities, as_of=day).holdings(account=account)}
+    ranked = sorted(values, key=lambda symbol: (values[symbol], symbol))
+    if args.order == "best":
+        ranked.reverse()
+    total = sum(values.values(), Decimal(0))
+    facts = Facts([], {})
+    missing: list[str] = []
+    for symbol in ranked[: args.limit]:
+        name = book.name_of(symbol)
+        source = facts.source(
+            f"portfolio:value:{symbol}:{day}",
+            f"your {symbol} shares at the close finq holds on or before {day}",
+        )
+        value = values[symbol]
+        label = f"market value of your {symbol}"
+        facts.add(symbol, name, "holding_value", label, value, "USD", day, source)
+        if total:
+            label = f"{symbol}'s share of your holdings' value"
+            facts.add(symbol, name, "holding_weight", label, value / total * 100, "%", day, source)
+        close = book.closes(symbol, day)
+        if close is not None and (day - close[0]).days > STALE_AFTER_DAYS:
+            missing.extend(stale_closes(book, facts, [(symbol, close[0])]))
+    if total:
+        source = facts.source(
+            f"portfolio:value:{day}", f"your holdings at the closes finq holds on or before {day}"
+        )
+        label = "value of your holdings"
+        facts.add(PORTFOLIO, PORTFOLIO_NAME, "holdings_value", label, total, "USD", day, source)
+    missing.extend(
+        f"finq holds no price for {symbol}, so it is not ranked"
+        for symbol in sorted(held - set(values))
+    )
+    if not held:
+        missing.append("you held nothing" + (f" in {account}" if account else "") + " then")
     return _result(RANK_HOLDINGS, args, facts, missing)
 
 

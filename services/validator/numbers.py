@@ -68,8 +68,9 @@ _TOKEN_RE = re.compile(
             | (?P<times>\s?×|x(?!\w))
           )?
           (?P<close>\s?\))?
-          # Not part of a word or a longer figure; "10-K" and "8-K" are form names.
-          (?!\w|[.,/]\d|[-−][A-Za-z0-9])
+          # Not part of a word or a longer figure; "10-K" and "8-K" are form names, and
+          # "401(k)" and "403(b)" the names of accounts.
+          (?!\w|[.,/]\d|[-−][A-Za-z0-9]|\([a-z]\))
       )
     """,
     re.VERBOSE,

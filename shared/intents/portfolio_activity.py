@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
+from shared.portfolio.words import MONEY_IN, MONEY_OUT, OWNERSHIP, PAID_TO_HOLDERS, REALIZED
 
 DEFINITION = IntentDefinition(
     name="portfolio_activity",
@@ -27,12 +28,27 @@ DEFINITION = IntentDefinition(
             r"|put in|take out|earn|receive|get|collect|pay in)\w*",
             3.5,
         ),
-        # Income and money moved, asked by the user about their own accounts.
+        # Income and money moved, asked by the user about their own accounts: "any money
+        # taken out of my accounts", "what happened in my IRA".
         cue(
             r"^(?=.*\b(?:i|we|my|our)\b).*\b(?:dividends?|interest|fees|distributions"
-            r"|deposits?|withdrawals?|contributions?|transfers?|transactions?|trades)\b",
+            r"|deposits?|withdrawals?|contributions?|transfers?|transactions?|trades"
+            rf"|happen(?:ed|ing)?|{MONEY_IN}|{MONEY_OUT})\b",
             3.0,
         ),
+        # Dividends received, collected or earned: a holder's income, said without "my" (a
+        # company pays its dividends; it is the figure "dividends paid").
+        cue(
+            rf"\b{PAID_TO_HOLDERS}(?:\s+income)?\s+(?:\w+\s+)?(?:received|collected|earned)\b"
+            r"(?!\s+by)"
+            rf"|\b(?:received|collected|earned)\s+(?:[\w$]+\s+){{0,2}}?(?:in\s+)?{PAID_TO_HOLDERS}\b",
+            3.0,
+        ),
+        # Realized gains are the positions' figure, not a list of the sales behind them.
+        cue(rf"\b{REALIZED}\b", -3.0),
+        # The user's own account or what they own: a portfolio question, of no kind more than
+        # another (shared.portfolio.words.OWNERSHIP).
+        cue(OWNERSHIP, 1.0),
     ),
     examples=(
         "What did I buy last month?",
@@ -51,5 +67,6 @@ DEFINITION = IntentDefinition(
         "what fees did I pay over the past 6 months",
         "contributions to my 401k year to date",
         "list every trade I made between January and June {year}",
+        "total dividends received in {year}",
     ),
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
+from shared.portfolio.words import MONEY_IN, MONEY_OUT, OWNERSHIP
 
 DEFINITION = IntentDefinition(
     name="portfolio_cash",
@@ -18,10 +19,15 @@ DEFINITION = IntentDefinition(
         ),
         cue(r"\bcash\b(?![\s-]+management)[^?.]*\b(?:do|did) (?:i|we) have\b", 3.5),
         cue(r"\b(?:unsettled|settled|buying power|uninvested|sweep)\b", 3.0),
+        # Cash put in or taken out is activity (a deposit, a withdrawal), not a balance.
+        cue(rf"\b(?:{MONEY_IN}|{MONEY_OUT})\b", -2.0),
+        # The user's own account or what they own: a portfolio question, of no kind more than
+        # another (shared.portfolio.words.OWNERSHIP).
+        cue(OWNERSHIP, 1.0),
     ),
     examples=(
         "How much cash is in my Roth IRA?",
-        "how much cash do I have",
+        "how much cash is sitting in my accounts",
         "what's my cash balance",
         "do I have unsettled cash",
         "my settled cash in my brokerage account",

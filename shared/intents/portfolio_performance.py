@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
+from shared.portfolio.words import ACCOUNT, COMPARING, END, FIRST_PERSON, INDEX, OWNERSHIP
 
 DEFINITION = IntentDefinition(
     name="portfolio_performance",
@@ -13,10 +14,24 @@ DEFINITION = IntentDefinition(
     planner="portfolio",
     drafter="portfolio",
     cues=(
+        # Not how it is made up: "how is my portfolio weighted" is its holdings' weights.
         cue(
-            r"\bhow (?:is|are|has|have|did|was|were) (?:my|our) (?:[\w()'’]+ ){0,2}?"
-            r"(?:portfolio|account|ira|roth|brokerage|401\(?k\)?|investments?|money)\b",
+            r"\bhow (?:well |badly )?(?:is|are|has|have|did|was|were) (?:my|our) "
+            rf"(?:[\w()'’]+ ){{0,2}}?(?:portfolio|{ACCOUNT}|investments?|money){END}"
+            r"(?!\s+(?:weight\w*|allocat\w*|diversif\w*|split|divided|spread|made\s+up|composed)\b)",
             3.5,
+        ),
+        # "the performance of my Roth IRA", "returns on our 401(k)".
+        cue(
+            r"\b(?:performance|returns?|growth)\s+(?:of|on|in|for)\s+(?:my|our)\s+"
+            rf"(?:[\w()'’]+\s+){{0,2}}?(?:portfolio|{ACCOUNT}|investments?|money){END}",
+            3.5,
+        ),
+        # Compared with a market index: the portfolio's return is answered, and the answer
+        # says finq holds no prices for the index to compare it with.
+        cue(
+            rf"^(?=.*\b{FIRST_PERSON}\b)(?=.*\b{COMPARING}(?!\w)).*\b{INDEX}",
+            4.0,
         ),
         # "my Roth IRA return", not "my holdings by return" (a ranking).
         cue(r"\bmy (?:(?!by\b)[\w()'’]+ ){0,2}?(?:returns?|performance)\b", 3.5),
@@ -25,6 +40,9 @@ DEFINITION = IntentDefinition(
         cue(
             r"\bhow (?:much )?(?:did|has) (?:my|our) (?:[\w()'’]+ ){0,2}?(?:gain|grow|lose)\b", 3.0
         ),
+        # The user's own account or what they own: a portfolio question, of no kind more than
+        # another (shared.portfolio.words.OWNERSHIP).
+        cue(OWNERSHIP, 1.0),
     ),
     examples=(
         "How is my portfolio doing?",
@@ -39,5 +57,7 @@ DEFINITION = IntentDefinition(
         "what did my portfolio gain last year",
         "how has my brokerage account done over the past 6 months",
         "my 401k return year to date",
+        "how does my return in {year} look next to the S&P 500",
+        "what was the performance of my Roth IRA between {year} and {year}",
     ),
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shared.intents.intent_definition import IntentDefinition, cue
+from shared.portfolio.words import OWNERSHIP
 
 DEFINITION = IntentDefinition(
     name="portfolio_screen",
@@ -27,6 +28,9 @@ DEFINITION = IntentDefinition(
             4.0,
         ),
         cue(r"\b(?:10-?ks?|10-?qs?|filings?)\b.*\bof my\b", 2.0),
+        # The user's own account or what they own: a portfolio question, of no kind more than
+        # another (shared.portfolio.words.OWNERSHIP).
+        cue(OWNERSHIP, 1.0),
     ),
     examples=(
         "which of my holdings had falling revenue last fiscal year?",

@@ -30,6 +30,9 @@ AssetClassName = Literal["equity", "etf", "bond", "cash", "crypto", "other"]
 ActivityKindName = Literal[
     "buy", "sell", "dividend", "interest", "deposit", "withdrawal", "transfer", "fee"
 ]
+# What holdings are ranked by: their gain over a span in percent or in dollars, their market
+# value (size) on its last day, or their weight (share of the holdings' value) on that day.
+RankByName = Literal["percent", "usd", "value", "weight"]
 # An account as the user named it ("Roth IRA", "brokerage", "my 401k"): the tool matches it
 # against the user's own accounts, and asks which one when it fits several.
 AccountPhrase = Annotated[str, StringConstraints(min_length=1, max_length=100)]
@@ -46,11 +49,21 @@ class PortfolioArgs(ToolArguments):
 class GetPositionsArgs(PortfolioArgs):
     """Holdings derived from the trades: shares, average and FIFO cost basis, the latest
     close held (with its day), market value, unrealized and realized gain, return since
-    purchase; optionally only some symbols or one asset class."""
+    purchase; optionally only some symbols or one asset class. With `start`, realized gains
+    and dividends are those of the sales and payments from `start` to `as_of` (the last close
+    held when absent), with their totals over the holdings; without it, since the first
+    activity."""
 
     symbols: list[Symbol] | None = Field(default=None, min_length=1, max_length=20)
     asset_class: AssetClassName | None = None
     include_closed: bool = False
+    start: date | None = None
+
+    @model_validator(mode="after")
+    def start_is_not_after_as_of(self) -> GetPositionsArgs:
+        if self.start is not None and self.as_of is not None and self.start > self.as_of:
+            raise ValueError(f"start {self.start} is after as_of {self.as_of}")
+        return self
 
 
 class TimeframeArgs(PortfolioArgs):
@@ -80,10 +93,13 @@ class GetPortfolioPerformanceArgs(TimeframeArgs):
 
 
 class RankHoldingsArgs(TimeframeArgs):
-    """Holdings ranked by their gain over a span (`start` absent: since purchase), in
-    dollars or percent, best or worst first."""
+    """Holdings ranked by what `by` names: their gain over a span (`start` absent: since
+    purchase) in percent ("percent") or in dollars ("usd"); or their size, the market value
+    on the span's last day ("value"), or their weight, that value's share of all the
+    holdings' value ("weight"). "best" puts the highest first (the largest gain, value or
+    weight), "worst" the lowest (the largest loss, the smallest holding)."""
 
-    by: Literal["usd", "percent"] = "percent"
+    by: RankByName = "percent"
     order: Literal["best", "worst"] = "best"
     limit: int = Field(default=3, ge=1, le=20)
 
