@@ -14,7 +14,7 @@ from services.tools.metric_listing import list_metrics
 from services.validator.checking import check_answer
 from shared.contracts import MetricRef, Understood
 from shared.metric_catalog import CATALOG, CATEGORIES
-from shared.tool_schemas import ListMetricsArgs
+from shared.tools import ListMetricsArgs
 from tests.helpers import make_fact
 
 APPLE = make_fact(383.285e9, metric="revenue")

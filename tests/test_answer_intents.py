@@ -90,7 +90,8 @@ def test_a_document_search_before_the_index_exists_says_so_and_points_to_filings
         understood=understanding({"AAPL": "Apple"}),
     )
     error = ToolError(code="tool_unavailable", message="not available")
-    text, passed = answer(route, ToolResult(tool="search_documents", arguments={}, error=error))
+    result = ToolResult(tool="search_documents", arguments={"query": "risk"}, error=error)
+    text, passed = answer(route, result)
     assert text.startswith("Searching what filings say is not available")
     assert "Apple's latest annual report" in text
     assert passed

@@ -30,17 +30,19 @@ from shared.contracts import (
     ToolResult,
     ToolsCompleted,
 )
+from shared.tools import GetFinancialMetricsArgs
 from tests.helpers import understanding
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 
 SOURCE = "sec:0000320193-23-000106:Revenues"
+REVENUE = GetFinancialMetricsArgs(symbols=["AAPL"], metrics=["revenue"])
 
 
 def completed() -> ToolsCompleted:
     route = RouteDecided(
         question="What was Apple's revenue in fiscal 2023?",
         intent="metric_lookup",
-        tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+        tool_calls=[ToolCall.of(REVENUE)],
         understood=understanding({"AAPL": "Apple"}, ["revenue"], periods={"fiscal_years": [2023]}),
     )
     facts = [
@@ -55,7 +57,9 @@ def completed() -> ToolsCompleted:
         Source(source_id=f"{SOURCE}:{year}", label=f"Apple 10-K FY{year}", form="10-K")
         for year in (2023, 2024)
     ]
-    result = ToolResult(tool="get_financial_metrics", arguments={}, facts=facts, sources=sources)
+    result = ToolResult(
+        tool="get_financial_metrics", arguments=REVENUE, facts=facts, sources=sources
+    )
     return ToolsCompleted(route=route, results=[result])
 
 
@@ -200,11 +204,10 @@ def test_a_refetch_adds_the_held_years_to_an_annual_plan_only() -> None:
     )
     refetched = refetch_route(route, [2022])
     assert refetched is not None
-    assert refetched.tool_calls[0].arguments == {
-        "symbols": ["AAPL"],
-        "metrics": ["revenue"],
-        "fiscal_years": [2022],
-    }
+    assert refetched.tool_calls[0].tool == "get_financial_metrics"
+    assert refetched.tool_calls[0].arguments == GetFinancialMetricsArgs(
+        symbols=["AAPL"], metrics=["revenue"], fiscal_years=[2022]
+    )
     assert refetch_route(refetched, [2022]) is None
     assert refetch_route(route, []) is None
 
@@ -234,7 +237,12 @@ def passages_completed() -> ToolsCompleted:
     source = Source(
         source_id="doc:d1:4", label="Apple's 10-K for FY2022, page 8", fiscal_year=2022, page=8
     )
-    result = ToolResult(tool="search_documents", arguments={}, passages=[passage], sources=[source])
+    result = ToolResult(
+        tool="search_documents",
+        arguments={"query": "employees"},
+        passages=[passage],
+        sources=[source],
+    )
     return ToolsCompleted(route=route, results=[result])
 
 

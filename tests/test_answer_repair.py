@@ -61,14 +61,15 @@ def route(years: list[int] | None = None, metrics: tuple[str, ...] = ("revenue",
 def completed(*facts: Fact, missing: tuple[str, ...] = ()) -> ToolsCompleted:
     metrics = tuple(dict.fromkeys(f.metric for f in facts)) or ("revenue",)
     sources = [Source(source_id=f.source_id, label="Apple 10-K", form="10-K") for f in facts]
+    planned = route(metrics=metrics)
     result = ToolResult(
         tool="get_financial_metrics",
-        arguments={},
+        arguments=planned.tool_calls[0].arguments,
         facts=list(facts),
         sources=sources,
         missing=list(missing),
     )
-    return ToolsCompleted(route=route(metrics=metrics), results=[result])
+    return ToolsCompleted(route=planned, results=[result])
 
 
 def drafted(text: str, *facts: Fact, llm: bool = False) -> AnswerDrafted:
@@ -202,7 +203,7 @@ async def test_a_models_false_no_data_claim_sends_the_plan_back_for_the_held_yea
     outcome = await settle(bundled, drafted(text, REVENUE_2023, llm=True), 0)
 
     assert isinstance(outcome, RouteDecided)
-    assert outcome.tool_calls[0].arguments["fiscal_years"] == [2022, 2023]
+    assert outcome.tool_calls[0].arguments.fiscal_years == [2022, 2023]
 
 
 async def test_a_false_no_data_claim_in_a_template_answer_is_withheld(

@@ -20,6 +20,7 @@ from shared.contracts import (
     ToolResult,
     ToolsCompleted,
 )
+from shared.tools import GetFinancialMetricsArgs
 from tests.helpers import make_fact, understanding
 
 # Apple's fiscal 2024 quarters as the bundled dataset holds them (revenue, USD).
@@ -29,16 +30,21 @@ Q3 = make_fact(85_777e6, year=2024, quarter=3, period_end=date(2024, 6, 29))
 Q3_2023 = make_fact(81_797e6, year=2023, quarter=3, period_end=date(2023, 7, 1))
 
 
+def apples(*metrics: str) -> GetFinancialMetricsArgs:
+    """The plan's call: Apple's `metrics`, each figure's latest period held."""
+    return GetFinancialMetricsArgs(symbols=["AAPL"], metrics=list(metrics))
+
+
 def drafted(periods: PeriodSelection, *facts: Fact):  # type: ignore[no-untyped-def]
     route = RouteDecided(
         question="a question",
         intent="metric_lookup",
-        tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+        tool_calls=[ToolCall.of(apples("revenue"))],
         understood=understanding({"AAPL": "Apple"}, ["revenue"], periods=periods),
     )
     result = ToolResult(
         tool="get_financial_metrics",
-        arguments={},
+        arguments=apples("revenue"),
         facts=list(facts),
         sources=[Source(source_id=f.source_id, label="Apple 10-Q", form="10-Q") for f in facts],
     )
@@ -88,7 +94,7 @@ def test_a_ratio_the_catalog_lacks_is_computed_from_its_two_figures() -> None:
     route = RouteDecided(
         question="What percentage of Apple's revenue was cost of sales in fiscal 2023?",
         intent="metric_lookup",
-        tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+        tool_calls=[ToolCall.of(apples("revenue", "cost_of_revenue"))],
         understood=understanding(
             {"AAPL": "Apple"},
             ["revenue", "cost_of_revenue"],
@@ -100,7 +106,7 @@ def test_a_ratio_the_catalog_lacks_is_computed_from_its_two_figures() -> None:
     )
     result = ToolResult(
         tool="get_financial_metrics",
-        arguments={},
+        arguments=apples("revenue", "cost_of_revenue"),
         facts=[cost, revenue],
         sources=[Source(source_id=f.source_id, label="Apple 10-K") for f in (cost, revenue)],
     )
@@ -127,7 +133,7 @@ def test_the_router_reads_which_figure_is_the_whole() -> None:
         "How much of each dollar of Apple's 2023 revenue ended up as net income?", directory
     )
     assert held.understood.ratio is None
-    assert held.tool_calls[0].arguments["metrics"] == ["net_margin"]
+    assert held.tool_calls[0].arguments.metrics == ["net_margin"]
 
 
 def test_a_figure_asked_between_two_fiscal_years_has_its_change_computed_and_validated() -> None:
@@ -135,7 +141,7 @@ def test_a_figure_asked_between_two_fiscal_years_has_its_change_computed_and_val
     route = RouteDecided(
         question="How did Apple's revenue change between fiscal 2022 and fiscal 2023?",
         intent="metric_trend",
-        tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+        tool_calls=[ToolCall.of(apples("revenue"))],
         understood=understanding({"AAPL": "Apple"}, ["revenue"], periods=periods),
     )
     route.understood.growth = True
@@ -145,7 +151,7 @@ def test_a_figure_asked_between_two_fiscal_years_has_its_change_computed_and_val
     ]
     result = ToolResult(
         tool="get_financial_metrics",
-        arguments={},
+        arguments=apples("revenue"),
         facts=facts,
         sources=[Source(source_id=f.source_id, label="Apple 10-K", form="10-K") for f in facts],
     )

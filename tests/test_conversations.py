@@ -17,9 +17,11 @@ from services.gateway.conversations import (
 )
 from services.validator.finalizing import record_answer
 from shared.contracts import AnswerValidated, RouteSummary, ToolCall, Validation
+from shared.tools import GetFinancialMetricsArgs
 from tests.helpers import understanding
 
 DEADLINE = datetime.now(UTC) + timedelta(days=1)
+APPLE_REVENUE = GetFinancialMetricsArgs(symbols=["AAPL"], metrics=["revenue"])
 
 
 def answered(text: str, intent: str, year: int = 2023) -> AnswerValidated:
@@ -28,7 +30,7 @@ def answered(text: str, intent: str, year: int = 2023) -> AnswerValidated:
         validation=Validation(passed=True, severity="none"),
         route=RouteSummary(
             intent=intent,  # type: ignore[arg-type]
-            tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+            tool_calls=[ToolCall.of(APPLE_REVENUE)],
             understood=understanding(
                 {"AAPL": "Apple"}, ["revenue"], periods={"fiscal_years": [year]}
             ),

@@ -13,7 +13,7 @@ from services.ingest.dataset import (
 )
 from services.tools.financial_metrics import get_financial_metrics
 from shared.db import list_migrations, migrate
-from shared.tool_schemas import GetFinancialMetricsArgs
+from shared.tools import GetFinancialMetricsArgs
 from tests.helpers import CountingFetcher, require_shared_data
 
 

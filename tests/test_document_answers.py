@@ -28,7 +28,7 @@ from shared.contracts import Passage, Source
 from shared.db import create_pool
 from shared.embeddings import MiniLMEmbedder
 from shared.filing_text import asks, filing_phrases, parse_table
-from shared.tool_schemas import FILINGS_COLLECTION, SearchDocumentsArgs
+from shared.tools import FILINGS_COLLECTION, SearchDocumentsArgs
 from tests.conftest import Servers, own_database
 from tests.helpers import require_shared_data
 

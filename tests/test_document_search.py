@@ -24,7 +24,7 @@ from services.tools.document_search import DocumentSearch, catalog_words, keywor
 from services.validator.checking import check_answer
 from shared.db import create_pool
 from shared.embeddings import Embedder, MiniLMEmbedder, OpenAIEmbedder
-from shared.tool_schemas import SearchDocumentsArgs
+from shared.tools import SearchDocumentsArgs
 from tests.conftest import Servers
 from tests.openai_stand_in import OpenAIStandIn
 

@@ -36,7 +36,7 @@ from shared.embeddings import MINILM_DIMENSIONS, MiniLMEmbedder
 from shared.metric_resolver import MetricResolver
 from shared.outages import is_transient
 from shared.subjects import Stage
-from shared.tool_schemas import SearchDocumentsArgs
+from shared.tools import SearchDocumentsArgs
 from tests.test_document_search import annual_report, store
 
 TEXTS = ["money spent on research", "debt load", "how many employees did Apple have?"]

@@ -26,7 +26,7 @@ from services.ingest.filings import (
     read_submissions_files,
 )
 from services.tools.filings import get_recent_filings
-from shared.tool_schemas import TOOL_ARGUMENTS, GetRecentFilingsArgs
+from shared.tools import TOOL_ARGUMENTS, GetRecentFilingsArgs
 from tests.helpers import CountingFetcher, require_shared_data
 
 APPLE, NVIDIA, TESLA, MICROSOFT = "0000320193", "0001045810", "0001318605", "0000789019"
@@ -335,7 +335,8 @@ async def test_ingested_submissions_answer_recent_filings_in_one_round_trip(
         ("10-Q", 1),
     ]
     assert fy2023.sources[1].label.startswith("Apple 10-Q for Q3 of fiscal 2023, filed 2023-08-04")
-    assert tesla.arguments == {"symbol": "TSLA", "limit": 100}
+    assert tesla.arguments == GetRecentFilingsArgs(symbol="TSLA", limit=100)
+    assert tesla.arguments.model_dump(mode="json") == {"symbol": "TSLA", "limit": 100}
     filed = [s.filed for s in tesla.sources]
     assert len(filed) == 100 and filed == sorted(filed, reverse=True)
 

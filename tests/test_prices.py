@@ -31,7 +31,7 @@ from services.ingest.prices import (
     parse_price_csv,
 )
 from services.tools.prices import get_prices
-from shared.tool_schemas import GetPricesArgs
+from shared.tools import GetPricesArgs
 from tests.conftest import Servers, own_database
 from tests.helpers import CountingFetcher, require_shared_data
 
@@ -296,7 +296,14 @@ async def test_apple_closes_in_2022_come_back_summarised_in_one_round_trip(
     assert source.source_id == "prices:AAPL:2022-01-03:2022-12-30"
     assert {fact.source_id for fact in result.facts} == {source.source_id}
     assert "AAPL.csv" in source.label and "not adjusted for dividends" in source.label
-    assert result.arguments == {"symbol": "AAPL", "start": "2022-01-01", "end": "2022-12-31"}
+    assert result.arguments == GetPricesArgs(
+        symbol="AAPL", start=date(2022, 1, 1), end=date(2022, 12, 31)
+    )
+    assert result.arguments.model_dump(mode="json") == {
+        "symbol": "AAPL",
+        "start": "2022-01-01",
+        "end": "2022-12-31",
+    }
 
 
 async def test_a_window_running_past_the_last_day_held_says_what_is_missing(

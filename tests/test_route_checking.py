@@ -24,17 +24,19 @@ from shared.contracts import (
     ToolsCompleted,
     Understood,
 )
+from shared.tools import GetFinancialMetricsArgs
 from tests.helpers import make_fact, understanding
 
 REVENUE_2023 = make_fact(383_285e6)
 REVENUE_2024 = make_fact(391_035e6, year=2024, period_end=date(2024, 9, 28))
+APPLE_REVENUE = GetFinancialMetricsArgs(symbols=["AAPL"], metrics=["revenue"])
 
 
 def route_for(understood: Understood) -> RouteDecided:
     return RouteDecided(
         question="a question",
         intent="metric_lookup",
-        tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+        tool_calls=[ToolCall.of(APPLE_REVENUE)],
         understood=understood,
     )
 
@@ -43,7 +45,7 @@ def answered(understood: Understood, *facts: Fact, llm: bool = False) -> AnswerD
     """The template answer drafted from `facts` under the route `understood` describes."""
     result = ToolResult(
         tool="get_financial_metrics",
-        arguments={},
+        arguments=APPLE_REVENUE,
         facts=list(facts),
         sources=[Source(source_id=f.source_id, label="Apple 10-K", form="10-K") for f in facts],
     )

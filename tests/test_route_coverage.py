@@ -17,6 +17,7 @@ from services.router.rules import CompanyDirectory, CompanyEntry
 from services.validator.finalizing import validate_draft
 from shared.contracts import ToolResult, ToolsCompleted
 from shared.intents import INTENTS, DrafterKind, PlannerKind
+from shared.tools import SearchDocumentsArgs
 
 DIRECTORY = CompanyDirectory(
     (
@@ -54,7 +55,7 @@ def test_a_scoped_figure_goes_to_the_filings_not_to_the_company_total(
     assert route.intent == "document_search"
     [call] = route.tool_calls
     assert call.tool == "search_documents"
-    assert call.arguments["symbols"] == [symbol]
+    assert call.arguments.symbols == [symbol]
     scopes = [s for m in route.understood.metrics for s in m.scope]
     assert [(s.text.lower(), s.kind) for s in scopes][:1] == [(scope.lower(), kind)]
     assert not route.understood.covered
@@ -87,19 +88,19 @@ def test_a_question_read_whole_is_answered_with_its_figure(question: str) -> Non
 def test_a_share_class_ticker_names_its_company() -> None:
     route = route_question("GOOG net income 2023", DIRECTORY)
     assert route.intent == "metric_lookup"
-    assert route.tool_calls[0].arguments["symbols"] == ["GOOGL"]
+    assert route.tool_calls[0].arguments.symbols == ["GOOGL"]
     assert route.understood.companies[0].text == "GOOG"
 
 
 def test_a_question_the_catalog_has_no_figure_for_searches_the_companys_filings() -> None:
     route = route_question("How many employees did Apple have in fiscal 2024?", DIRECTORY)
     assert route.intent == "document_search"
-    assert route.tool_calls[0].arguments == {
-        "query": "How many employees did Apple have in fiscal 2024?",
-        "symbols": ["AAPL"],
-        "fiscal_year": 2024,
-        "limit": 5,
-    }
+    assert route.tool_calls[0].arguments == SearchDocumentsArgs(
+        query="How many employees did Apple have in fiscal 2024?",
+        symbols=["AAPL"],
+        fiscal_year=2024,
+        limit=5,
+    )
 
 
 def test_with_no_filing_text_held_the_reply_says_what_finq_can_answer_instead() -> None:
@@ -131,7 +132,7 @@ def test_a_qualifier_that_repeats_the_figures_own_definition_is_read_as_that_fig
         "Alphabet cash paid for income taxes, net of refunds, in 2023", DIRECTORY
     )
     assert route.intent == "metric_lookup"
-    assert route.tool_calls[0].arguments["metrics"] == ["income_taxes_paid"]
+    assert route.tool_calls[0].arguments.metrics == ["income_taxes_paid"]
     assert route.understood.covered
     # A basis the definition does not state is not read into it.
     route = route_question(
@@ -160,7 +161,7 @@ def test_with_no_passage_found_the_reply_names_what_was_looked_for() -> None:
 def test_words_that_only_restate_a_figure_leave_it_covered(question: str, metric: str) -> None:
     route = route_question(question, DIRECTORY)
     assert route.intent == "metric_lookup"
-    assert route.tool_calls[0].arguments["metrics"] == [metric]
+    assert route.tool_calls[0].arguments.metrics == [metric]
 
 
 @pytest.mark.parametrize(
@@ -187,7 +188,7 @@ def test_a_figure_asked_another_way_than_it_is_held_is_not_answered_with_it(
 def test_a_verb_that_only_says_how_a_balance_is_asked_leaves_it_covered() -> None:
     route = route_question("How much inventory was NVIDIA sitting on in fiscal 2023?", DIRECTORY)
     assert route.intent == "metric_lookup"
-    assert route.tool_calls[0].arguments["metrics"] == ["inventory"]
+    assert route.tool_calls[0].arguments.metrics == ["inventory"]
 
 
 def test_a_day_the_period_grammar_did_not_read_keeps_the_figure_from_being_answered(
@@ -251,7 +252,7 @@ def test_a_figure_described_in_the_users_own_words_is_read_as_that_figure(
 ) -> None:
     route = route_question(question, DIRECTORY)
     assert route.intent == "metric_lookup", route.understood.not_understood
-    assert route.tool_calls[0].arguments["metrics"] == [metric]
+    assert route.tool_calls[0].arguments.metrics == [metric]
 
 
 def test_a_gloss_never_passes_over_a_basis_word_or_a_period() -> None:
@@ -284,7 +285,7 @@ def test_what_the_user_explains_sets_aside_or_glosses_is_read_as_they_mean_it(
 ) -> None:
     route = route_question(question, DIRECTORY)
     assert route.understood.covered, route.understood.not_understood
-    assert route.tool_calls[0].arguments["metrics"] == metrics
+    assert route.tool_calls[0].arguments.metrics == metrics
 
 
 def test_a_basis_the_user_excludes_is_never_set_aside() -> None:
@@ -294,7 +295,7 @@ def test_a_basis_the_user_excludes_is_never_set_aside() -> None:
 
 def test_a_figure_asked_with_a_verb_reads_its_subject() -> None:
     route = route_question("How many Apple shares were outstanding in fiscal 2024?", DIRECTORY)
-    assert route.tool_calls[0].arguments["metrics"] == ["shares_outstanding"]
+    assert route.tool_calls[0].arguments.metrics == ["shares_outstanding"]
     route = route_question("what did google cloud make in 2024", DIRECTORY)
     assert route.intent == "document_search"
     assert [s.text for m in route.understood.metrics for s in m.scope] == ["google cloud"]

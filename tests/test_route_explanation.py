@@ -23,6 +23,7 @@ from shared.contracts import (
     Validation,
     ValidationIssue,
 )
+from shared.tools import GetFinancialMetricsArgs
 
 DIRECTORY = CompanyDirectory(
     (
@@ -31,7 +32,7 @@ DIRECTORY = CompanyDirectory(
     )
 )
 PASSED = Validation(passed=True, severity="none", numbers_checked=2)
-METRICS_CALL = ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})
+METRICS_CALL = ToolCall.of(GetFinancialMetricsArgs(symbols=["AAPL"], metrics=["revenue"]))
 
 
 def routed(question: str) -> RouteSummary:

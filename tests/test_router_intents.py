@@ -12,7 +12,13 @@ from services.router.periods import find_dates, find_periods, price_window
 from services.router.routing import route_question
 from services.router.rules import CompanyDirectory, CompanyEntry
 from shared.contracts import ConversationTurn, RouteDecided
-from shared.intents import tool_allowed
+from shared.tools import (
+    GetFinancialMetricsArgs,
+    GetPricesArgs,
+    ListMetricsArgs,
+    SearchDocumentsArgs,
+    tool_allowed,
+)
 
 DIRECTORY = CompanyDirectory(
     (
@@ -41,7 +47,8 @@ def route(question: str, *history: RouteDecided) -> RouteDecided:
     return decided
 
 
-def arguments(decided: RouteDecided) -> dict[str, Any]:
+def arguments(decided: RouteDecided) -> Any:
+    """The arguments of the route's one call, as its tool's argument model."""
     assert len(decided.tool_calls) == 1, decided
     return decided.tool_calls[0].arguments
 
@@ -74,31 +81,33 @@ def test_each_intent_is_recognized_by_rules(question: str, intent: str) -> None:
 
 
 def test_a_definition_plans_the_catalog_entry_of_the_metric() -> None:
-    assert arguments(route("What does P/E mean?")) == {"metrics": ["pe_ratio"]}
+    assert arguments(route("What does P/E mean?")) == ListMetricsArgs(metrics=["pe_ratio"])
 
 
 def test_a_term_outside_the_catalog_is_looked_up_in_the_glossary() -> None:
     decided = route("What is a Roth IRA?")
     assert decided.intent == "definition"
-    assert arguments(decided) == {"query": "Roth IRA", "collection": "glossary", "limit": 3}
+    assert arguments(decided) == SearchDocumentsArgs(
+        query="Roth IRA", collection="glossary", limit=3
+    )
     assert decided.understood.term == "Roth IRA"
 
 
 def test_a_document_named_in_the_question_becomes_the_collection_to_search() -> None:
     decided = route("What does the MCP course say about tool servers?")
     assert decided.intent == "document_search"
-    assert arguments(decided)["collection"] == "MCP course"
+    assert arguments(decided).collection == "MCP course"
 
 
 def test_a_document_question_plans_a_filtered_search() -> None:
     decided = route("What did Apple say about supply-chain risk in its 2022 10-K?")
-    assert arguments(decided) == {
-        "query": "What did Apple say about supply-chain risk in its 2022 10-K?",
-        "symbols": ["AAPL"],
-        "forms": ["10-K"],
-        "fiscal_year": 2022,
-        "limit": 5,
-    }
+    assert arguments(decided) == SearchDocumentsArgs(
+        query="What did Apple say about supply-chain risk in its 2022 10-K?",
+        symbols=["AAPL"],
+        forms=["10-K"],
+        fiscal_year=2022,
+        limit=5,
+    )
 
 
 def test_hostile_input_plans_no_tool_whatever_it_names() -> None:
@@ -108,19 +117,16 @@ def test_hostile_input_plans_no_tool_whatever_it_names() -> None:
 
 
 def test_last_year_is_the_latest_fiscal_year_held() -> None:
-    assert arguments(route("Apple revenue last year"))["last"] == 1
-    assert arguments(route("Tesla net income two years ago"))["fiscal_years"] == [2022]
-    assert arguments(route("Apple revenue since 2022"))["fiscal_years"] == [2022, 2023, 2024, 2025]
+    assert arguments(route("Apple revenue last year")).last == 1
+    assert arguments(route("Tesla net income two years ago")).fiscal_years == [2022]
+    assert arguments(route("Apple revenue since 2022")).fiscal_years == [2022, 2023, 2024, 2025]
 
 
 def test_halves_and_latest_quarters_become_quarters() -> None:
     assert find_periods("Apple revenue H1 2024").fiscal_quarters == [1, 2]
-    assert arguments(route("Apple revenue last quarter")) == {
-        "symbols": ["AAPL"],
-        "metrics": ["revenue"],
-        "period": "quarterly",
-        "last": 1,
-    }
+    assert arguments(route("Apple revenue last quarter")) == GetFinancialMetricsArgs(
+        symbols=["AAPL"], metrics=["revenue"], period="quarterly", last=1
+    )
 
 
 @pytest.mark.parametrize(
@@ -150,7 +156,7 @@ def test_price_windows_follow_months_quarters_and_the_latest_day_held() -> None:
 
 def test_several_companies_get_one_price_call_each() -> None:
     decided = route("Apple and NVIDIA stock price in 2024")
-    assert [call.arguments["symbol"] for call in decided.tool_calls] == ["AAPL", "NVDA"]
+    assert [call.arguments.symbol for call in decided.tool_calls] == ["AAPL", "NVDA"]
 
 
 FIRST = "What was Apple's revenue in fiscal 2023?"
@@ -159,46 +165,39 @@ FIRST = "What was Apple's revenue in fiscal 2023?"
 def test_a_follow_up_asking_for_the_year_before_shifts_the_period() -> None:
     decided = route("And the year before?", route(FIRST))
     assert decided.decided_by == "conversation"
-    assert arguments(decided) == {
-        "symbols": ["AAPL"],
-        "metrics": ["revenue"],
-        "period": "annual",
-        "fiscal_years": [2022],
-    }
+    assert arguments(decided) == GetFinancialMetricsArgs(
+        symbols=["AAPL"], metrics=["revenue"], period="annual", fiscal_years=[2022]
+    )
 
 
 def test_a_follow_up_naming_a_year_keeps_company_and_metric() -> None:
-    assert arguments(route("what about 2021?", route(FIRST)))["fiscal_years"] == [2021]
+    assert arguments(route("what about 2021?", route(FIRST))).fiscal_years == [2021]
 
 
 def test_a_follow_up_naming_a_company_keeps_metric_and_year() -> None:
-    assert arguments(route("And NVIDIA?", route(FIRST))) == {
-        "symbols": ["NVDA"],
-        "metrics": ["revenue"],
-        "period": "annual",
-        "fiscal_years": [2023],
-    }
+    assert arguments(route("And NVIDIA?", route(FIRST))) == GetFinancialMetricsArgs(
+        symbols=["NVDA"], metrics=["revenue"], period="annual", fiscal_years=[2023]
+    )
 
 
 def test_a_follow_up_naming_a_metric_keeps_company_and_year() -> None:
-    assert arguments(route("and its net income?", route(FIRST))) == {
-        "symbols": ["AAPL"],
-        "metrics": ["net_income"],
-        "period": "annual",
-        "fiscal_years": [2023],
-    }
+    assert arguments(route("and its net income?", route(FIRST))) == GetFinancialMetricsArgs(
+        symbols=["AAPL"], metrics=["net_income"], period="annual", fiscal_years=[2023]
+    )
 
 
 def test_a_complete_new_question_does_not_inherit() -> None:
     decided = route("What was NVIDIA's net income in fiscal 2024?", route(FIRST))
     assert decided.decided_by == "rules"
-    assert arguments(decided)["fiscal_years"] == [2024]
+    assert arguments(decided).fiscal_years == [2024]
 
 
 def test_a_follow_up_to_a_price_question_stays_a_price_question() -> None:
     decided = route("And NVIDIA?", route("AAPL stock price in 2023"))
     assert decided.intent == "price"
-    assert arguments(decided) == {"symbol": "NVDA", "start": "2023-01-01", "end": "2023-12-31"}
+    assert arguments(decided) == GetPricesArgs(
+        symbol="NVDA", start=date(2023, 1, 1), end=date(2023, 12, 31)
+    )
 
 
 def test_a_short_reply_completes_the_pending_clarification() -> None:
@@ -208,21 +207,18 @@ def test_a_short_reply_completes_the_pending_clarification() -> None:
     assert asked.clarifying_question.startswith("Which company's revenue")
     completed = route("Apple", asked)
     assert completed.intent == "metric_lookup"
-    assert arguments(completed) == {
-        "symbols": ["AAPL"],
-        "metrics": ["revenue"],
-        "period": "annual",
-        "fiscal_years": [2023],
-    }
+    assert arguments(completed) == GetFinancialMetricsArgs(
+        symbols=["AAPL"], metrics=["revenue"], period="annual", fiscal_years=[2023]
+    )
 
 
 def test_a_definition_after_a_figure_defines_rather_than_looking_up() -> None:
     decided = route("What is EBITDA?", route(FIRST))
     assert decided.intent == "definition"
-    assert arguments(decided) == {"metrics": ["ebitda"]}
+    assert arguments(decided) == ListMetricsArgs(metrics=["ebitda"])
     follow_up = route("what is its EBITDA?", route(FIRST))
     assert follow_up.intent == "metric_lookup"
-    assert arguments(follow_up)["symbols"] == ["AAPL"]
+    assert arguments(follow_up).symbols == ["AAPL"]
 
 
 def test_a_new_topic_after_a_refusal_starts_fresh() -> None:
@@ -244,7 +240,7 @@ def test_misspelt_company_names_are_read_and_the_reading_is_kept(
     question: str, symbols: list[str]
 ) -> None:
     decided = route(question)
-    assert arguments(decided)["symbols"] == symbols
+    assert arguments(decided).symbols == symbols
     assert any(company.corrected_from for company in decided.understood.companies)
 
 
@@ -255,14 +251,14 @@ def test_ordinary_words_near_a_company_name_are_left_alone() -> None:
 def test_a_follow_up_naming_a_quarter_keeps_the_fiscal_year() -> None:
     first = route("NVIDIA revenue Q1 FY2025")
     second = route("and Q2?", first)
-    assert arguments(second)["fiscal_years"] == [2025]
-    assert arguments(second)["fiscal_quarters"] == [2]
-    assert arguments(route("what about 2024?", second))["fiscal_quarters"] == [2]
+    assert arguments(second).fiscal_years == [2025]
+    assert arguments(second).fiscal_quarters == [2]
+    assert arguments(route("what about 2024?", second)).fiscal_quarters == [2]
 
 
 def test_a_slip_in_front_of_a_shorter_name_reads_the_longer_metric() -> None:
     decided = route("Apple opearting cash flow 2024")
-    assert arguments(decided)["metrics"] == ["operating_cash_flow"]
+    assert arguments(decided).metrics == ["operating_cash_flow"]
     assert decided.understood.metrics[0].method == "fuzzy"
 
 

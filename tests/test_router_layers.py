@@ -17,9 +17,11 @@ from shared.contracts import (
     RouteDecided,
     ToolCall,
 )
+from shared.tools import GetFinancialMetricsArgs
 
 DIRECTORY = CompanyDirectory((CompanyEntry("AAPL", "Apple", ("apple",), 2025),))
 FINDER = metric_finder(DIRECTORY)
+APPLE_REVENUE = GetFinancialMetricsArgs(symbols=["AAPL"], metrics=["revenue"])
 
 
 @dataclass
@@ -98,7 +100,7 @@ async def test_a_plan_naming_a_tool_outside_its_intent_is_refused() -> None:
     smuggled = RouteDecided(
         question="apple thing",
         intent="price",
-        tool_calls=[ToolCall(tool="get_financial_metrics", arguments={"symbols": ["AAPL"]})],
+        tool_calls=[ToolCall.of(APPLE_REVENUE)],
         decided_by="llm",
     )
     router = Router(DIRECTORY, FINDER, None, ScriptedSelector(smuggled))

@@ -13,9 +13,13 @@ from services.router.rules import (
     CompanyEntry,
     find_metrics,
 )
-from shared.intents import ALLOWED_TOOLS
 from shared.metric_resolver import normalize_phrase
-from shared.tool_schemas import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
+from shared.tools import (
+    ALLOWED_TOOLS,
+    GET_FINANCIAL_METRICS,
+    GetFinancialMetricsArgs,
+    ListMetricsArgs,
+)
 
 DIRECTORY = CompanyDirectory(
     (
@@ -29,10 +33,12 @@ DIRECTORY = CompanyDirectory(
 
 
 def plan(question: str) -> dict:
+    """The arguments of the figures call the rules plan, as the wire carries them."""
     route = route_question(question, DIRECTORY)
     assert route.intent in METRIC_INTENTS, route.clarifying_question
     assert [call.tool for call in route.tool_calls] == [GET_FINANCIAL_METRICS]
-    return route.tool_calls[0].arguments
+    assert isinstance(route.tool_calls[0].arguments, GetFinancialMetricsArgs)
+    return route.tool_calls[0].arguments.model_dump(mode="json")
 
 
 @pytest.mark.parametrize(
@@ -166,7 +172,7 @@ def test_price_questions_plan_a_price_lookup_over_their_window(
     route = route_question(question, DIRECTORY)
     assert route.intent == "price", route.clarifying_question
     assert [call.tool for call in route.tool_calls] == ["get_prices"]
-    assert route.tool_calls[0].arguments == arguments
+    assert route.tool_calls[0].arguments.model_dump(mode="json") == arguments
 
 
 @pytest.mark.parametrize(
@@ -184,7 +190,7 @@ def test_filing_questions_plan_a_filings_lookup(question: str, arguments: dict) 
     route = route_question(question, DIRECTORY)
     assert route.intent == "filings", route.clarifying_question
     assert [call.tool for call in route.tool_calls] == ["get_recent_filings"]
-    assert route.tool_calls[0].arguments == arguments
+    assert route.tool_calls[0].arguments.model_dump(mode="json") == arguments
 
 
 def test_a_metric_question_with_a_year_is_not_taken_for_a_price_question() -> None:
@@ -283,8 +289,8 @@ def test_a_company_with_a_figure_the_catalog_does_not_name_searches_its_filings(
     assert route.understood.unknown_metric_phrases == ["ceo salary"]
     [call] = route.tool_calls
     assert call.tool == "search_documents"
-    assert call.arguments["symbols"] == ["AAPL"]
-    assert call.arguments["fiscal_year"] == 2023
+    assert call.arguments.symbols == ["AAPL"]
+    assert call.arguments.fiscal_year == 2023
 
 
 @pytest.mark.parametrize(
@@ -302,7 +308,10 @@ def test_questions_about_the_catalog_list_metrics(question: str, category: str |
     route = route_question(question, DIRECTORY)
     assert route.intent == "list_metrics"
     assert [call.tool for call in route.tool_calls] == ["list_metrics"]
-    assert route.tool_calls[0].arguments == ({"category": category} if category else {})
+    assert route.tool_calls[0].arguments == ListMetricsArgs(category=category)
+    assert route.tool_calls[0].arguments.model_dump(mode="json") == (
+        {"category": category} if category else {}
+    )
 
 
 def test_a_figure_question_naming_metrics_is_not_a_catalog_question() -> None:

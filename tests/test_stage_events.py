@@ -129,7 +129,7 @@ def test_the_tools_tell_each_tool_with_its_arguments_counts_and_error_code() -> 
     )
     failed = ToolResult(
         tool="get_prices",
-        arguments={"symbols": ["AAPL"]},
+        arguments={"symbol": "AAPL"},
         error=ToolError(code="no_prices", message="no prices held for AAPL"),
     )
     completed = ToolsCompleted(route=route(), results=[found, searched, failed])
@@ -141,21 +141,26 @@ def test_the_tools_tell_each_tool_with_its_arguments_counts_and_error_code() -> 
         "tools": [
             {
                 "tool": "get_financial_metrics",
-                "arguments": METRICS_CALL.arguments,
+                "arguments": {
+                    "symbols": ["AAPL"],
+                    "metrics": ["revenue"],
+                    "period": "annual",
+                    "fiscal_years": [2023],
+                },
                 "facts": 2,
                 "passages": 0,
                 "error_code": None,
             },
             {
                 "tool": "search_documents",
-                "arguments": {"query": "growth"},
+                "arguments": {"query": "growth", "limit": 5},
                 "facts": 0,
                 "passages": 2,
                 "error_code": None,
             },
             {
                 "tool": "get_prices",
-                "arguments": {"symbols": ["AAPL"]},
+                "arguments": {"symbol": "AAPL"},
                 "facts": 0,
                 "passages": 0,
                 "error_code": "no_prices",
@@ -284,7 +289,7 @@ async def test_an_event_is_published_on_its_requests_subject_under_the_stages_na
     assert event is not None
     await publisher_on(connection, Stage.ROUTER).publish(event)
     [(subject, payload)] = connection.published
-    assert subject == "finq.v2.events.r1.router"
+    assert subject == "finq.v3.events.r1.router"
     assert StageEvent.model_validate_json(payload) == event
 
 
@@ -388,7 +393,7 @@ async def test_a_handler_that_raises_tells_nothing_and_its_error_goes_on() -> No
 
 def draft_texts(connection: RecordingConnection) -> list[StageEvent]:
     events = [StageEvent.model_validate_json(payload) for _, payload in connection.published]
-    assert {subject for subject, _ in connection.published} <= {"finq.v2.events.r1.answerer"}
+    assert {subject for subject, _ in connection.published} <= {"finq.v3.events.r1.answerer"}
     assert all(event.kind == "draft_text" and event.elapsed_ms is None for event in events)
     return events
 
