@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install browser run test lint format bench bench-resolver bench-documents dataset clean
+.PHONY: install browser run test lint format bench bench-resolver bench-documents bench-router dataset clean
 
 $(INSTALLED): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,12 +47,17 @@ dataset: install
 bench: install
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/metric_resolver.py
+	$(BIN)/python bench/router_cpu.py
 	$(BIN)/python bench/documents.py
 
 # Document ingest throughput (Apple 10-K PDFs from ../shared/data) and search latency at
 # 50,000 chunks.
 bench-documents: install
 	$(BIN)/python bench/documents.py
+
+# The router's rules: CPU per question over every bundled golden question, in process.
+bench-router: install
+	$(BIN)/python bench/router_cpu.py
 
 # Metric resolver accuracy and latency on bench/metric_phrases*.tsv (no services needed).
 bench-resolver: install

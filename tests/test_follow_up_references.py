@@ -62,8 +62,8 @@ def test_a_year_before_alone_still_moves_to_that_year() -> None:
 def test_the_matching_quarter_a_year_back_and_that_quarter_take_the_quarter_before() -> None:
     _, back, same = conversation(
         "apple revenue Q1 FY2024",
-        "and the same quarter a year earlier?",
-        "what about gross margin in that quarter",
+        "how about the same quarter one year before?",
+        "what about its gross margin for that period",
     )
     assert (asked(back)["fiscal_years"], asked(back)["fiscal_quarters"]) == ([2023], [1])
     assert asked(same)["metrics"] == ["gross_margin"]

@@ -245,65 +245,51 @@ def across_companies(facts: list[Fact], understood: Understood) -> tuple[list[Fa
         if len(named) < 2 or len(named) < len(order):
             continue
         first, second = named[0], named[1]
-        label = mid_sentence(first.metric_label)
-        when = fiscal_period(first)
+        label, when = mid_sentence(first.metric_label), fiscal_period(first)
+        shown = [format_value(f.value, f.unit) for f in named]
         if operation.kind == "sum":
-            total = sum(fact.value for fact in named)
-            terms = [f"company_{index}" for index in range(len(named))]
-            fact = _derived(
-                first,
-                symbol="+".join(f.symbol for f in named),
-                company=" and ".join(f.company for f in named),
-                metric_label=f"combined {label}",
-                value=total,
-                source_id=f"derived:{'+'.join(f.symbol for f in named)}:{metric}:sum:{period}",
-                formula=" + ".join(terms),
-                inputs=[_input(term, f) for term, f in zip(terms, named, strict=True)],
-            )
-            shown = " + ".join(format_value(f.value, f.unit) for f in named)
-            sentences.append(
-                f"Together, {_and(named)} had {label} of {format_value(total, first.unit)} in "
-                f"{when}: {shown}."
+            taken, terms, joiner = named, [f"company_{i}" for i in range(len(named))], "+"
+            value, unit = sum(f.value for f in named), first.unit
+            company, metric_label = " and ".join(f.company for f in named), f"combined {label}"
+            said = (
+                f"Together, {_and(named)} had {label} of {format_value(value, unit)} in "
+                f"{when}: {' + '.join(shown)}."
             )
         elif operation.kind == "difference":
-            value = first.value - second.value
-            fact = _derived(
-                first,
-                symbol=f"{first.symbol}-{second.symbol}",
-                company=f"{first.company} less {second.company}",
-                metric_label=f"{label} of {first.company} less {second.company}'s",
-                value=value,
-                source_id=f"derived:{first.symbol}-{second.symbol}:{metric}:difference:{period}",
-                formula="first - second",
-                inputs=[_input("first", first), _input("second", second)],
-            )
-            sentences.append(
+            taken, terms, joiner = [first, second], ["first", "second"], "-"
+            value, unit = first.value - second.value, first.unit
+            company = f"{first.company} less {second.company}"
+            metric_label = f"{label} of {first.company} less {second.company}'s"
+            said = (
                 f"{possessive(first.company)} {label} in {when} less "
-                f"{possessive(second.company)} was {format_value(value, first.unit)}: "
-                f"{format_value(first.value, first.unit)} − "
-                f"{format_value(second.value, second.unit)}."
+                f"{possessive(second.company)} was {format_value(value, unit)}: "
+                f"{shown[0]} − {shown[1]}."
             )
         else:  # a multiple
             if second.value == 0:
                 continue
-            value = first.value / second.value
-            fact = _derived(
-                first,
-                symbol=f"{first.symbol}/{second.symbol}",
-                company=f"{first.company} over {second.company}",
-                metric_label=f"{label} of {first.company} as a multiple of {second.company}'s",
-                value=value,
-                unit="x",
-                source_id=f"derived:{first.symbol}/{second.symbol}:{metric}:multiple:{period}",
-                formula="first / second",
-                inputs=[_input("first", first), _input("second", second)],
-            )
-            sentences.append(
+            taken, terms, joiner = [first, second], ["first", "second"], "/"
+            value, unit = first.value / second.value, "x"
+            company = f"{first.company} over {second.company}"
+            metric_label = f"{label} of {first.company} as a multiple of {second.company}'s"
+            said = (
                 f"{possessive(first.company)} {label} in {when} was "
-                f"{format_value(value, 'x')} {possessive(second.company)}: "
-                f"{format_value(first.value, first.unit)} / "
-                f"{format_value(second.value, second.unit)}."
+                f"{format_value(value, unit)} {possessive(second.company)}: "
+                f"{shown[0]} / {shown[1]}."
             )
+        symbol = joiner.join(f.symbol for f in taken)
+        fact = _derived(
+            first,
+            symbol=symbol,
+            company=company,
+            metric_label=metric_label,
+            value=value,
+            unit=unit,
+            source_id=f"derived:{symbol}:{metric}:{operation.kind}:{period}",
+            formula=f" {joiner} ".join(terms),
+            inputs=[_input(term, f) for term, f in zip(terms, taken, strict=True)],
+        )
+        sentences.append(said)
         derived.append(fact)
     return derived, sentences
 
