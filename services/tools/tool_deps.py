@@ -7,16 +7,27 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+import asyncpg
+
+from services.tools.metric_values import MetricValueCache
 from services.tools.sql import Fetcher
 from shared.contracts import ToolResult
-from shared.tools import Dependency
+from shared.tools import Dependency, SearchDocumentsArgs
 
-if TYPE_CHECKING:  # the runners import this module; these import the runners' modules
-    from services.tools.document_search import DocumentSearch
-    from services.tools.metric_values import MetricValueCache
-    from services.tools.portfolio import UserBook
+
+# What the runners use of the documents index and of the user's book, so that this module
+# names no runner's module (they import it).
+class DocumentSearch(Protocol):
+    async def search(self, db: Any, args: SearchDocumentsArgs, user_id: str) -> ToolResult: ...
+
+
+class UserBook(Protocol):
+    pool: asyncpg.Pool
+    user_id: str
+
+    async def get(self) -> Any: ...
 
 
 @dataclass
