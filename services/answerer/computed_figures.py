@@ -11,6 +11,7 @@ result and its terms like any other figure.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 from services.answerer.intent_answers import fiscal_period
 from shared.contracts import Fact, FormulaInput, Understood
@@ -42,20 +43,38 @@ def _derived(base: Fact, **changes: object) -> Fact:
     return base.model_copy(update=changes)
 
 
-def computed_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+@dataclass(frozen=True)
+class Computed:
+    """The figures computed from the fetched ones, the sentences showing their arithmetic,
+    and whether the arithmetic asked for in words (`operation_figures`) could be done."""
+
+    facts: list[Fact]
+    sentences: list[str]
+    operation_answered: bool
+
+
+def computed(facts: list[Fact], understood: Understood) -> Computed:
     """Every figure the question asks for that is computed from the fetched ones, with the
     sentences that show its arithmetic; the arithmetic the question asked for in words
-    (`operation_figures`) comes first, as the answer."""
+    comes first, as the answer."""
     derived: list[Fact] = []
     sentences: list[str] = []
+    answered = False
     computations = [year_to_date, same_quarter_growth, change_between_years, ratio_figures]
     if understood.operation is not None:
         computations = [operation_figures, *(c for c in computations if c in _BESIDE_OPERATION)]
     for compute in computations:
         found, said = compute(facts, understood)
+        answered = answered or (compute is operation_figures and bool(found))
         derived.extend(found)
         sentences.extend(said)
-    return derived, sentences
+    return Computed(derived, sentences, answered)
+
+
+def computed_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+    """`computed`'s figures and sentences."""
+    result = computed(facts, understood)
+    return result.facts, result.sentences
 
 
 def operation_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:

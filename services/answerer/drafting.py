@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from services.answerer.comparisons import compose_comparisons
-from services.answerer.computed_figures import computed_figures, operation_figures
+from services.answerer.computed_figures import computed
 from services.answerer.extras import chart_spec, suggestions
 from services.answerer.formatting import (
     compose_filings_answer,
@@ -74,12 +74,14 @@ class Fetched:
     # answer's facts for the validator.
     computed: list[Fact]
     computed_sentences: list[str]
+    # Whether the arithmetic the question asked for in words could be computed.
+    operation_answered: bool
 
     @classmethod
     def of(cls, results: list[ToolResult], understood: Understood) -> Fetched:
         errors = [result.error for result in results if result.error is not None]
         facts = [fact for result in results for fact in result.facts]
-        computed, computed_sentences = computed_figures(facts, understood)
+        arithmetic = computed(facts, understood)
         return cls(
             facts=facts,
             sources=[source for result in results for source in result.sources],
@@ -88,8 +90,9 @@ class Fetched:
             metrics=[metric for result in results for metric in result.metrics],
             unavailable=[e for e in errors if e.code == "tool_unavailable"],
             errors=[e for e in errors if e.code != "tool_unavailable"],
-            computed=computed,
-            computed_sentences=computed_sentences,
+            computed=arithmetic.facts,
+            computed_sentences=arithmetic.sentences,
+            operation_answered=arithmetic.operation_answered,
         )
 
 
@@ -160,7 +163,7 @@ def with_computed(route: RouteDecided, fetched: Fetched, text: str) -> str:
     operation = route.understood.operation
     if operation is None:
         return " ".join([text, *fetched.computed_sentences])
-    if not operation_figures(fetched.facts, route.understood)[0]:
+    if not fetched.operation_answered:
         missing = (
             f"The {OPERATION_WORDS[operation.kind]} asked for could not be computed: finq does "
             "not hold every figure it needs."

@@ -546,15 +546,9 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
             for phrase in [*scan.phrases, *(r.phrase for r in matches.resolutions)]
             if (span := locate(phrase, corrected)).end
         ]
-        units = frozenset(METRICS_BY_ID[m].unit for m in metrics)
-        if ratio is not None or (operation is not None and operation.as_percent):
-            units |= {"%"}
-        compared = len(symbols) > 1 or _periods_asked(periods) > 1 or operation is not None
-        not_understood = [
-            span
-            for span in not_understood
-            if unread_matters(span, corrected, named_at, units, compared)
-        ]
+        not_understood = _that_matter(
+            not_understood, corrected, named_at, metrics, symbols, periods, ratio, operation
+        )
     if not_understood and _glossed(corrected, metrics, finder.resolver.phrases):
         # "what Apple owed its suppliers (accounts payable)": the user named the figure
         # in their own gloss, so their other words describe it; a basis word still stands.
@@ -601,6 +595,26 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
             company_spans=[(start, end) for start, end, _ in mentions],
         ),
     )
+
+
+def _that_matter(
+    unread: list[TextSpan],
+    question: str,
+    named_at: Sequence[tuple[int, int]],
+    metrics: Sequence[str],
+    symbols: Sequence[str],
+    periods: Periods,
+    ratio: RatioAsked | None = None,
+    operation: AskedOperation | None = None,
+) -> list[TextSpan]:
+    """The unread spans of a figure question that change what it asks
+    (coverage.unread_matters), weighed on the reading: the figures' units (a percent the
+    arithmetic asked for counts as one), and whether it compares companies or periods."""
+    units = frozenset(METRICS_BY_ID[m].unit for m in metrics if m in METRICS_BY_ID)
+    if ratio is not None or (operation is not None and operation.as_percent):
+        units |= {"%"}
+    compared = len(symbols) > 1 or _periods_asked(periods) > 1 or operation is not None
+    return [span for span in unread if unread_matters(span, question, named_at, units, compared)]
 
 
 def _periods_asked(periods: Periods) -> int:
@@ -999,15 +1013,14 @@ def inherit_from_previous_turn(
     if "metrics" in understanding.inherited and understanding.not_understood:
         # The figure came from the conversation: this question's own words are weighed as
         # any figure question's are (coverage.unread_matters), on the completed reading.
-        units = frozenset(
-            METRICS_BY_ID[m].unit for m in understanding.metrics if m in METRICS_BY_ID
+        understanding.not_understood = _that_matter(
+            understanding.not_understood,
+            question,
+            (),
+            understanding.metrics,
+            understanding.symbols,
+            understanding.periods,
         )
-        compared = len(understanding.symbols) > 1 or _periods_asked(understanding.periods) > 1
-        understanding.not_understood = [
-            span
-            for span in understanding.not_understood
-            if unread_matters(span, question, (), units, compared)
-        ]
     if previous.intent and understanding.inherited:
         # The turn before sets the kind of question unless this one says otherwise (a reply
         # to a clarifying question about the portfolio continues what was asked).
