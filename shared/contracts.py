@@ -413,7 +413,7 @@ class PortfolioReading(Contract):
     include_closed: bool = False  # realized gains: sold-out positions count
     holdings_asked: bool = False  # "holdings", "positions", "allocation": list them
     realized: bool = False  # realized gains asked, alone: the figure, not the positions
-    # A market index the question compares with ("the S&P-500"), as the answer names it:
+    # A market index the question compares with ("the S&P 500"), as the answer names it:
     # finq holds no index's prices, so the answer says it is not compared.
     benchmark: str | None = None
     # What a follow-up took from the portfolio question before it ("timeframe", "account").
@@ -427,6 +427,9 @@ class Understood(Contract):
     metrics: list[MetricRef] = Field(default_factory=list)
     periods: PeriodSelection = Field(default_factory=PeriodSelection)
     documents: DocumentScope = Field(default_factory=DocumentScope)
+    # Misspelt words read as the word meant (as written → as read: "earnigns" → "earnings"),
+    # said in the answer so the user can see what was assumed.
+    slips: dict[str, str] = Field(default_factory=dict)
     # Spans of the question (company names corrected) no recognizer read: a figure answer is
     # never drafted over them.
     not_understood: list[TextSpan] = Field(default_factory=list)

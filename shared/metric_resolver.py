@@ -295,6 +295,7 @@ FORMULA_INDEX: dict[tuple[str, str, str], str] = {
     ("-", "gross_profit", "operating_expenses"): "operating_income",
     ("-", "pretax_income", "income_tax_expense"): "net_income",
     ("+", "long_term_debt", "current_debt"): "total_debt",
+    ("+", "long_term_debt", "short_term_debt"): "total_debt",
     ("/", "cash_and_equivalents", "shares_outstanding"): "cash_per_share",
     ("/", "net_income", "weighted_average_shares_diluted"): "eps_diluted",
     ("/", "net_income", "weighted_average_shares_basic"): "eps_basic",

@@ -277,10 +277,10 @@ async def test_an_index_the_question_compares_with_is_said_not_to_be_compared(
     three_holdings: Investor,
 ) -> None:
     arguments = GetPortfolioPerformanceArgs(start=date(2021, 3, 1), end=YEAR_END_2021)
-    reading = PortfolioReading(benchmark="the S&P-500")
+    reading = PortfolioReading(benchmark="the S&P 500")
     text = await answer_reading(three_holdings, "portfolio_performance", arguments, reading)
     assert "From 2021-03-01 to 2021-12-31 your portfolio returned" in text
-    assert "finq holds no prices for the S&P-500, so I could not compare" in text
+    assert "finq holds no prices for the S&P 500, so I could not compare" in text
 
 
 async def test_holdings_ranked_by_loss_put_the_one_that_fell_first(

@@ -1117,7 +1117,7 @@ def test_an_index_named_beside_a_comparison_is_read_for_the_answer() -> None:
     decided = route("did my Roth beat the Russell 2000 during 2022?")
     assert decided.intent == "portfolio_performance"
     assert decided.understood.portfolio is not None
-    assert decided.understood.portfolio.benchmark == "the Russell-2000"
+    assert decided.understood.portfolio.benchmark == "the Russell 2000"
     # 2000 is the index's name, not a year: the span is 2022.
     assert plan_of(decided) == {
         "get_portfolio_performance": {
@@ -1196,8 +1196,8 @@ def test_rankings_by_loss_size_and_weight(
 @pytest.mark.parametrize(
     ("text", "name"),
     [
-        ("has my Roth beaten the S&P 500", "the S&P-500"),
-        ("my return vs SPX", "the S&P-500"),
+        ("has my Roth beaten the S&P 500", "the S&P 500"),
+        ("my return vs SPX", "the S&P 500"),
         ("compared with the nasdaq composite", "the Nasdaq Composite"),
         ("my IRA against the Dow", "the Dow Jones Industrial Average"),
         ("relative to the MSCI World", "the MSCI World"),

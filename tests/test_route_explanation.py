@@ -50,7 +50,7 @@ def test_a_question_the_rules_decided_alone_says_what_they_read_and_that_nothing
 
 def test_a_misspelt_figure_says_how_it_was_read_and_a_runner_up_intent_is_named():
     explained = explain_route(routed("Apple vs NVIDIA reveune FY23"))
-    assert "'reveune' as revenue (a close spelling)" in explained
+    assert "'reveune' as 'revenue' (a slip)" in explained
     assert "'NVIDIA' as NVIDIA (NVDA)" in explained
     assert "the rules decided metric_comparison alone (score" in explained
     assert " against " in explained and "for metric_lookup" in explained

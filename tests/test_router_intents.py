@@ -259,7 +259,7 @@ def test_a_follow_up_naming_a_quarter_keeps_the_fiscal_year() -> None:
 def test_a_slip_in_front_of_a_shorter_name_reads_the_longer_metric() -> None:
     decided = route("Apple opearting cash flow 2024")
     assert arguments(decided).metrics == ["operating_cash_flow"]
-    assert decided.understood.metrics[0].method == "fuzzy"
+    assert decided.understood.slips == {"opearting": "operating"}
 
 
 @pytest.mark.parametrize(

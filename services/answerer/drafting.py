@@ -44,7 +44,7 @@ from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 
 def reading_note(understood: Understood) -> str:
     """ "I read 'gross margn' as gross margin." for metrics only a fallback understood, and
-    misspelt company names, so the user can see, and correct, what was assumed."""
+    misspelt company names and words, so the user can see, and correct, what was assumed."""
     readings = [
         f"{m.text!r} as {mid_sentence(METRICS_BY_ID[m.id].label)}"
         for m in understood.metrics
@@ -53,6 +53,7 @@ def reading_note(understood: Understood) -> str:
     readings.extend(
         f"{c.corrected_from!r} as {c.name}" for c in understood.companies if c.corrected_from
     )
+    readings.extend(f"{written!r} as {read!r}" for written, read in understood.slips.items())
     return f"I read {' and '.join(readings)}. " if readings else ""
 
 

@@ -17,10 +17,12 @@ import httpx
 from pydantic import SecretStr
 
 from services.control.portfolio_commands import (
+    DEMO_KEY_FILE,
     add_ask_identity,
     add_portfolio_commands,
     ask_headers,
     demo_at_start,
+    prepare_demo,
 )
 from services.control.progress import Progress, Step
 from services.control.servers import NatsServer, PostgresServer, ServerError, port_is_open
@@ -800,7 +802,9 @@ def command_eval_golden(args: argparse.Namespace) -> int:
     questions = load_questions(args.split, Path(args.golden) if args.golden else None)
     progress = Progress()
     if args.url:
-        outcomes = asyncio.run(run_golden(args.url, questions, args.concurrency, progress=progress))
+        outcomes = asyncio.run(
+            run_golden(args.url, questions, args.concurrency, progress=progress, key=args.key)
+        )
     else:
         # A pipeline of its own in a temporary folder, so a running `finq up` is untouched.
         home = Path(tempfile.mkdtemp(prefix="finq-eval-"))
@@ -816,6 +820,9 @@ def command_eval_golden(args: argparse.Namespace) -> int:
             asyncio.run(
                 prepare_database(postgres.dsn, service_dsn=postgres.service_dsn, progress=progress)
             )
+            # The portfolio questions ask about the demo user's accounts, as in `finq up`.
+            print("\n".join(asyncio.run(prepare_demo(postgres.dsn, home))), flush=True)
+            demo_key = (home / DEMO_KEY_FILE).read_text().strip()
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             env = {
@@ -825,13 +832,17 @@ def command_eval_golden(args: argparse.Namespace) -> int:
                 "FINQ_GATEWAY_HOST": "127.0.0.1",
                 "FINQ_GATEWAY_PORT": str(port),
                 "FINQ_LOG_LEVEL": "WARNING",
+                # The demo user asks about a thousand questions as fast as they are answered.
+                "FINQ_GATEWAY_RATE_PER_MINUTE": "1000000",
             }
             supervisor = Supervisor(home / "logs", env, stage_env=nats.credentials_env)
             supervisor.start()
             # Longer than `finq up` waits: an evaluation is often run beside other work, and
             # the stages' first model loads and embeddings are slow on a busy machine.
             wait_until_ready(url, supervisor, timeout=EVAL_READY_SECONDS, progress=progress)
-            outcomes = asyncio.run(run_golden(url, questions, args.concurrency, progress=progress))
+            outcomes = asyncio.run(
+                run_golden(url, questions, args.concurrency, progress=progress, key=demo_key)
+            )
         except ServerError as error:
             print(f"finq could not start: {error}", file=sys.stderr)
             return 1
@@ -1266,6 +1277,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--golden", help="golden questions JSONL (default: the bundled set)")
     evaluate.add_argument("--report", help="write the JSON report here")
     evaluate.add_argument("--concurrency", type=int, default=4)
+    evaluate.add_argument(
+        "--key",
+        help="with --url: ask as this key's user (the demo user's, whose portfolio the "
+        "portfolio questions ask about); a pipeline of its own asks as its demo user",
+    )
     evaluate.add_argument(
         "--split",
         choices=["dev", "heldout", "outside", "all"],

@@ -27,6 +27,7 @@ def reading(route: RouteSummary) -> str:
     """What the recognizers read, each piece with the words it came from."""
     understood = route.understood
     pieces = [
+        *(f"'{written}' as '{read}' (a slip)" for written, read in understood.slips.items()),
         *(_company(company) for company in understood.companies),
         *(_metric(metric) for metric in understood.metrics),
         *(_period(period) for period in understood.periods.asked),

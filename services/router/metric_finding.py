@@ -347,3 +347,47 @@ def describe_unknown(phrase: str, resolver: MetricResolver) -> str:
     closest = resolver.closest(phrase)
     names = ", ".join(METRICS_BY_ID[m].label.lower() for m in closest)
     return f"I don't know a metric called {phrase!r}; the closest I hold are {names}."
+
+
+_WORD_PATTERN = r"[A-Za-z][\w-]*"
+_JOIN = r"(?:and|or|&|\+|plus)"
+# "current and noncurrent liabilities", "short and long term borrowings": two modifiers
+# sharing the head noun (one word or two) after them.
+_MODIFIERS_BEFORE = re.compile(
+    rf"\b(?P<a>{_WORD_PATTERN}) (?P<join>{_JOIN}) (?P<b>{_WORD_PATTERN})"
+    rf" (?P<head>{_WORD_PATTERN}(?: {_WORD_PATTERN})?)\b"
+)
+# "liabilities: current and noncurrent": the head noun first, its two modifiers after it.
+_MODIFIERS_AFTER = re.compile(
+    rf"\b(?P<head>{_WORD_PATTERN})\s*[,:(]\s*(?P<a>{_WORD_PATTERN})\s*(?P<join>{_JOIN})\s*"
+    rf"(?P<b>{_WORD_PATTERN})\b"
+)
+
+
+def distributed(text: str, resolver: MetricResolver) -> str:
+    """The text with a head noun two modifiers share written out for each: "current and
+    noncurrent liabilities" → "current liabilities and noncurrent liabilities", "debt:
+    short-term plus long-term" → "short-term debt plus long-term debt". Only where both
+    halves are catalog names and the first modifier alone is none, so "revenue and net
+    income" and "Apple and Microsoft revenue" stay as written."""
+
+    def names(words: str) -> bool:
+        return resolver.exact(words) is not None
+
+    def spread(match: re.Match[str]) -> str:
+        a, b, join = match["a"], match["b"], match["join"]
+        if names(a):
+            return match.group(0)
+        head = match["head"]
+        # The longer head first ("term borrowings"), then its first word alone.
+        for size in (2, 1):
+            words = head.split(" ")
+            if len(words) < size:
+                continue
+            shared, rest = " ".join(words[:size]), head[len(" ".join(words[:size])) :]
+            if names(f"{a} {shared}") and names(f"{b} {shared}"):
+                written = f"{a} {shared} {join} {b} {shared}{rest}"
+                return match.group(0)[: match.start("a") - match.start()] + written
+        return match.group(0)
+
+    return _MODIFIERS_AFTER.sub(spread, _MODIFIERS_BEFORE.sub(spread, text))

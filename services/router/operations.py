@@ -6,6 +6,9 @@ the reading holds (how many companies, how many periods, how many figures).
   "difference", "how much more", "%"): the figure's change, in percent when a percent is
   asked or the words speak of growth, in the figure's own unit when dollars or an amount
   are asked, both when neither is said.
+- One company, two or more figures whose sum is a catalog figure ("long-term debt plus
+  current debt", "borrowings including the part due this year"): that figure, whose formula
+  shows the parts.
 - Several companies, one figure, one period: their sum ("combined", "add up"), the first
   one's excess over the second ("difference", "gap", "how much more"), or the first as a
   multiple of the second ("how many times", "what multiple").
@@ -21,6 +24,8 @@ import re
 from collections.abc import Sequence
 
 from shared.contracts import AskedOperation
+from shared.metric_catalog import METRICS_BY_ID
+from shared.metric_resolver import FORMULA_INDEX
 
 _PERCENT = re.compile(r"%|\bper\s?cent(?:age)?s?\b|\bpct\b|\bpercentage[\s-]?wise\b", re.I)
 _UNITS = re.compile(
@@ -46,6 +51,8 @@ _SUM = re.compile(
     r"|add(?:ed|ing)? (?:up|together)|aggregate)\b",
     re.I,
 )
+# Parts added into one figure: the words of a sum, and of counting parts in.
+_ADDED = re.compile(rf"{_SUM.pattern}|\+|\bplus\b|\bcount(?:ing|s)?\b|\bboth\b|\bincluding\b", re.I)
 _MULTIPLE = re.compile(
     r"\bhow many times\b|\btimes (?:as|bigger|larger|more|higher|greater)\b"
     r"|\b(?:what|which) multiple\b|\bmultiple of\b",
@@ -93,6 +100,27 @@ def read_operation(
         in_units = bool(units) or not (percent or growth)
         operation = _operation("change", question, spans)
         return operation.model_copy(update={"as_percent": as_percent, "in_units": in_units}), spans
+    return None, []
+
+
+def sum_of_parts(question: str, metrics: Sequence[str]) -> tuple[str | None, list[Span]]:
+    """The catalog figure a question asks for as the sum of its parts, and the spans of the
+    words that add them; None when it adds nothing or its figures sum to no catalog figure.
+
+    Two parts a formula adds (current debt and long-term debt make total debt), or a whole
+    named with parts of its own formula ("all borrowings, long-term debt included"): the
+    whole, fetched as one figure, its formula showing the parts."""
+    if len(metrics) < 2 or not (spans := _spans(_ADDED, question)):
+        return None, []
+    for whole in metrics:
+        inputs = METRICS_BY_ID[whole].inputs if whole in METRICS_BY_ID else ()
+        if all(other == whole or other in inputs for other in metrics):
+            return whole, spans
+    if len(metrics) == 2:
+        first, second = metrics
+        whole = FORMULA_INDEX.get(("+", first, second)) or FORMULA_INDEX.get(("+", second, first))
+        if whole is not None:
+            return whole, spans
     return None, []
 
 

@@ -767,8 +767,8 @@ _UNREALIZED = re.compile(rf"\bun{REALIZED}\b", re.IGNORECASE)
 # A market index compared with: "has my IRA outpaced the Dow", "my return vs the Nasdaq".
 _COMPARED = re.compile(rf"\b{COMPARING}(?!\w)", re.IGNORECASE)
 _INDEX = re.compile(rf"\b(?:the\s+)?{INDEX}", re.IGNORECASE)
-# An index as the answer names it: its family's name, and its number joined by a hyphen
-# ("the S&P-500"), which no reader of figures takes for an amount or a year.
+# An index as the answer names it: its family's name and its number ("the S&P 500"), which
+# the validator reads as a name (services/validator/numbers.py), not an amount or a year.
 _INDEX_FAMILIES: tuple[tuple[re.Pattern[str], str, str | None], ...] = (
     (re.compile(r"spx\b", re.I), "S&P", "500"),
     (re.compile(r"s\s?&\s?p", re.I), "S&P", None),
@@ -809,7 +809,7 @@ def read_benchmark(text: str) -> Benchmark | None:
             if region := found.groupdict().get("region"):
                 name += " " + (region.upper() if len(region) <= 4 else region.title())
             if number or implied:
-                name += "-" + (number.group(0) if number else str(implied))
+                name += " " + (number.group(0) if number else str(implied))
             return Benchmark(f"the {name}", match.span())
     return Benchmark(ANY_INDEX, match.span())
 

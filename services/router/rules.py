@@ -17,8 +17,8 @@ from rapidfuzz.distance import OSA
 
 from services.router.coverage import changes_basis, leftovers, locate, unread_matters
 from services.router.fiscal_calendar import FiscalCalendar
-from services.router.metric_finding import MetricFinder, MetricMatches
-from services.router.operations import read_operation
+from services.router.metric_finding import MetricFinder, MetricMatches, distributed
+from services.router.operations import read_operation, sum_of_parts
 from services.router.periods import (
     Periods,
     date_mentions,
@@ -35,6 +35,7 @@ from services.router.portfolio_reading import (
     today_of,
 )
 from services.router.ratios import ratio_asked
+from services.router.spelling import catalog_speller
 from shared.contracts import (
     AskedOperation,
     CompanyRef,
@@ -226,6 +227,7 @@ class CompanyDirectory:
     def describe(self) -> str:
         return ", ".join(f"{e.display_name} ({e.symbol})" for e in self.entries)
 
+    @functools.cached_property
     def words(self) -> frozenset[str]:
         """Every word of every company name and ticker, as the metric finder sees them."""
         words: set[str] = set()
@@ -241,7 +243,7 @@ _NO_COMPANIES = CompanyDirectory(())
 def metric_finder(
     directory: CompanyDirectory, resolver: MetricResolver | None = None
 ) -> MetricFinder:
-    return MetricFinder(resolver or MetricResolver.from_catalog(), directory.words())
+    return MetricFinder(resolver or MetricResolver.from_catalog(), directory.words)
 
 
 def find_metrics(text: str) -> list[str]:
@@ -396,6 +398,7 @@ class Understanding:
     forms: list[str]
     growth: bool = False
     corrections: dict[str, str] = field(default_factory=dict)  # misspelt company names
+    slips: dict[str, str] = field(default_factory=dict)  # other misspelt words, put right
     # How each company was written in the question: symbol → text.
     company_texts: dict[str, str] = field(default_factory=dict)
     # Leftover phrases of a figure question: qualifiers of the figure (a segment, a product
@@ -457,7 +460,14 @@ _VERB_METRICS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def understand(question: str, directory: CompanyDirectory, finder: MetricFinder) -> Understanding:
+    # Slips of the keyboard are put right before anything is read, so cues, metrics and
+    # periods all read the words meant ("earnigns", "recieved"); company names stay as they
+    # are for the directory's own correction.
+    _, misspelt_names = directory.correct(question)
+    keep = directory.words | {written.lower() for written in misspelt_names}
+    question, slips = catalog_speller().correct(question, keep=keep)
     corrected, corrections = directory.correct(question)
+    corrected = distributed(corrected, finder.resolver)
     mentions = directory.mentions(corrected)
     symbols: list[str] = []
     company_texts: dict[str, str] = {}
@@ -505,6 +515,10 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         # the net margin): ask for it by name.
         matches = MetricMatches([held], matches.resolutions, matches.unresolved)
         ratio = None
+    whole, sum_spans = sum_of_parts(corrected, matches.metrics)
+    if whole is not None:
+        read.extend(sum_spans)
+        matches = MetricMatches([whole], matches.resolutions, matches.unresolved)
     explained = _without_negated(
         corrected,
         _without_bare_cash(
@@ -582,6 +596,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         or bool(_GROWTH_WORDS.search(question))
         or (operation is not None and operation.kind == "change"),
         corrections=corrections,
+        slips=slips,
         company_texts=company_texts,
         scopes=scopes,
         not_understood=not_understood,
@@ -1130,6 +1145,7 @@ def understood_of(understanding: Understanding, directory: CompanyDirectory) -> 
     return Understood(
         companies=companies,
         metrics=metrics,
+        slips=dict(understanding.slips),
         periods=PeriodSelection(
             period_type=periods.period,
             fiscal_years=list(periods.fiscal_years),

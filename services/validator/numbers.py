@@ -37,6 +37,8 @@ _TOKEN_RE = re.compile(
       (?P<url>\bhttps?://[^\s)>\]]+)
     | (?P<tag>\b[a-z][a-z0-9-]*:[A-Z][A-Za-z0-9_]*)
     | (?P<footnote>\[\d{1,3}\])
+    # "the S&P 500", "the Russell 2000": a market index's name, not a figure.
+    | (?P<index_name>\b(?:S&P|Nasdaq|NASDAQ|Russell|Wilshire|FTSE|Nikkei)[ \u00a0-]?\d{2,4}(?!\w))
     # "page 12", "pages 40-41": where a quoted passage sits, not a figure.
     | (?P<page>\b(?:[Pp]ages?|p\.)[ \u00a0]?\d{1,4}(?:[ \u00a0]?[-–][ \u00a0]?\d{1,4})?(?![\w.,]\d))
     | (?P<accession>(?<![\w-])\d{10}-?\d{2}-?\d{6}(?![\w-]))

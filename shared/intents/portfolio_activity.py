@@ -36,6 +36,10 @@ DEFINITION = IntentDefinition(
             rf"|happen(?:ed|ing)?|{MONEY_IN}|{MONEY_OUT})\b",
             3.0,
         ),
+        # Money put into or taken out of accounts: only the user's accounts have deposits and
+        # withdrawals among what finq holds, so they are the user's with no "my" said ("any
+        # deposits in 2021?"); a company named makes it a figure question first.
+        cue(rf"\b(?:{MONEY_IN}|{MONEY_OUT})", 2.5),
         # Dividends received, collected or earned: a holder's income, said without "my" (a
         # company pays its dividends; it is the figure "dividends paid").
         cue(

@@ -15,15 +15,16 @@ DEFINITION = IntentDefinition(
     drafter="portfolio",
     cues=(
         # Not how it is made up: "how is my portfolio weighted" is its holdings' weights.
+        # "The" portfolio or account is the user's too: finq holds no other.
         cue(
-            r"\bhow (?:well |badly )?(?:is|are|has|have|did|was|were) (?:my|our) "
+            r"\bhow (?:well |badly )?(?:is|are|has|have|did|was|were) (?:my|our|the) "
             rf"(?:[\w()'’]+ ){{0,2}}?(?:portfolio|{ACCOUNT}|investments?|money){END}"
             r"(?!\s+(?:weight\w*|allocat\w*|diversif\w*|split|divided|spread|made\s+up|composed)\b)",
             3.5,
         ),
         # "the performance of my Roth IRA", "returns on our 401(k)".
         cue(
-            r"\b(?:performance|returns?|growth)\s+(?:of|on|in|for)\s+(?:my|our)\s+"
+            r"\b(?:performance|returns?|growth)\s+(?:of|on|in|for)\s+(?:my|our|the)\s+"
             rf"(?:[\w()'’]+\s+){{0,2}}?(?:portfolio|{ACCOUNT}|investments?|money){END}",
             3.5,
         ),

@@ -18,6 +18,10 @@ ACCOUNT_KIND = (
     r"(?:roth(?:\s+ira)?|(?:traditional\s+|rollover\s+|sep\s+)?ira|401\s?\(?k\)?|403\s?\(?b\)?"
     r"|hsa|brokerage|taxable|cash[\s-]+management)"
 )
+# The kinds no one but an account holder speaks of as "the" one.
+PERSONAL_ACCOUNT_KIND = (
+    r"(?:roth(?:\s+ira)?|(?:traditional\s+|rollover\s+|sep\s+)?ira|401\s?\(?k\)?|403\s?\(?b\)?|hsa)"
+)
 ACCOUNT = rf"(?:{ACCOUNT_KIND}(?:\s+(?:account|acct)s?)?|accounts?|acct)"
 END = r"(?![\w(])"
 # What the user holds, as a whole or one by one.
@@ -92,8 +96,9 @@ OWNERSHIP = (
     r"\b(?:my|our)\s+(?:[\w()'’&.-]+\s+){0,2}?"
     rf"(?:{ACCOUNT_KIND}(?:\s+(?:account|acct)s?)?|[\w&.-]+\s+(?:account|acct)s?){END}"
     rf"|\b(?:i|we)\s+(?:(?:still|currently|now|also)\s+)?{OWNING}"
-    # "What did the 401(k) hold", "the Roth contains": one account, so the user's own ("a
-    # Roth IRA" is any, a definition's).
-    rf"|\b(?:(?:do|does|did)\s+)?the\s+{ACCOUNT_KIND}(?:\s+(?:account|acct))?{END}\s+"
-    r"(?:hold|holds|held|own|owns|contain|contains|contained|have|has|had)\b"
+    # "What did the 401(k) hold", "the Roth IRA's return this year": one account, so the
+    # user's own ("a Roth IRA" is any, a definition's). A kind that is also an everyday word
+    # ("the brokerage") needs "account" after it.
+    rf"|\bthe\s+(?:{PERSONAL_ACCOUNT_KIND}(?:\s+(?:account|acct))?|{ACCOUNT_KIND}\s+(?:account|acct))"
+    rf"{END}"
 )
