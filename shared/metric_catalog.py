@@ -253,6 +253,8 @@ CATALOG: tuple[Metric, ...] = (
             "research and development",
             "research and development expenses",
             "research spending",
+            # What a company spends on research is this expense: "spent on research".
+            "research",
         ),
         xbrl_tags=(
             "ResearchAndDevelopmentExpense",

@@ -117,3 +117,26 @@ def understanding(
         metrics=[MetricRef(id=metric) for metric in metrics],
         **fields,  # type: ignore[arg-type]
     )
+
+
+async def user_with_demo_portfolio(owner_dsn: str) -> str:
+    """A new user of its own name holding the demo history (shared/portfolio/demo.py); its
+    API key."""
+    import uuid
+
+    from shared.identity import add_user
+    from shared.portfolio.demo import import_demo_history
+
+    owner = await asyncpg.connect(owner_dsn)
+    try:
+        user, key = await add_user(owner, f"demo-{uuid.uuid4().hex[:8]}")
+    finally:
+        await owner.close()
+    pool = await asyncpg.create_pool(owner_dsn, min_size=1, max_size=2)
+    assert pool is not None
+    try:
+        outcome = await import_demo_history(pool, user.id)
+    finally:
+        await pool.close()
+    assert outcome.errors == [] and outcome.rows > 100, outcome
+    return key

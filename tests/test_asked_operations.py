@@ -176,3 +176,69 @@ def test_words_that_change_the_figure_send_it_to_the_filings(question: str, unre
     assert route.intent == "document_search"
     assert unread in [span.text for span in route.understood.not_understood]
     assert route.understood.uncovered_figure
+
+
+def test_a_quantifier_before_a_figure_says_how_much_of_it_not_which_part() -> None:
+    route = route_question("does Tesla hold enough cash to cover its debt in 2021", DIRECTORY)
+    assert route.intent == "metric_lookup", route.understood.not_understood
+    assert route.understood.not_understood == []
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Tesla long-term debt plus current debt in 2021",
+        "tesla current and long-term debt added up, 2021",
+        "tesla debt: current + long-term, 2021",
+        "Tesla's total debt in 2021, including its long-term debt",
+    ],
+)
+def test_parts_added_up_are_the_catalog_figure_that_adds_them(question: str) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent == "metric_lookup", route.understood.not_understood
+    assert [m.id for m in route.understood.metrics] == ["total_debt"]
+
+
+def test_two_figures_asked_side_by_side_are_not_added() -> None:
+    route = route_question("Tesla current debt and long-term debt in 2021", DIRECTORY)
+    assert [m.id for m in route.understood.metrics] == ["current_debt", "long_term_debt"]
+
+
+def test_a_shared_head_noun_is_read_for_each_of_its_modifiers() -> None:
+    route = route_question("tesla short and long term debt 2021", DIRECTORY)
+    assert [m.id for m in route.understood.metrics] == ["short_term_debt", "long_term_debt"]
+
+
+def test_a_quarter_against_the_same_quarter_of_a_named_year_before_is_its_growth() -> None:
+    question = "Tesla Q2 2021 revenue growth against the same quarter of 2020"
+    route = route_question(question, DIRECTORY)
+    periods = route.understood.periods
+    assert route.understood.not_understood == []
+    assert periods.fiscal_quarters == [2] and periods.fiscal_years == [2020, 2021]
+
+
+def test_the_same_quarter_of_another_year_fetches_the_two_quarters_named() -> None:
+    route = route_question("Tesla Q2 2021 revenue vs the same quarter of 2018", DIRECTORY)
+    periods = route.understood.periods
+    assert not periods.same_quarter_last_year
+    assert periods.fiscal_quarters == [2] and periods.fiscal_years == [2018, 2021]
+
+
+def test_an_overall_change_over_a_span_of_years_is_first_year_to_last() -> None:
+    operation, _ = read_operation("the overall % increase from 2019 to 2023", 1, 5, metrics=1)
+    assert operation is not None and operation.kind == "change" and operation.as_percent
+    # Without a word of the whole span, a span of years is a trend, each year's change.
+    assert read_operation("the % increase from 2019 to 2023", 1, 5, metrics=1) == (None, [])
+    apple_2021 = make_fact(365_817e6, year=2021, period_end=date(2021, 9, 25))
+    draft = answered(
+        "overall percent change in Apple's revenue from fiscal 2021 to fiscal 2023",
+        PeriodSelection(period_type="annual", fiscal_years=[2021, 2022, 2023]),
+        AskedOperation(kind="change", text="overall change", as_percent=True, in_units=False),
+        apple_2021,
+        APPLE_2022,
+        APPLE_2023,
+    )
+    assert draft.answer.startswith("From fiscal 2021 to fiscal 2023, Apple's revenue"), draft.answer
+    assert "4.8%" in draft.answer
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues

@@ -26,6 +26,7 @@ from services.control.evaluation import (
     score,
 )
 from tests.conftest import RunningFinq
+from tests.helpers import user_with_demo_portfolio
 
 GOLDEN = GoldenQuestion(
     id="t1",
@@ -160,7 +161,9 @@ def test_the_golden_set_is_large_and_covers_every_intent() -> None:
 async def test_every_split_holds_its_measured_level_through_the_live_pipeline(
     finq: RunningFinq,
 ) -> None:
-    outcomes = await run_golden(finq.url, load_split("all"), concurrency=4)
+    # Asked as a user holding the demo portfolio, which the outside writers were told of.
+    key = await user_with_demo_portfolio(finq.servers.postgres.dsn)
+    outcomes = await run_golden(finq.url, load_split("all"), concurrency=4, key=key)
     report = build_report(outcomes)
     summary = format_report(report)
     # Every split's figures, for the record: `pytest -rP` shows them.

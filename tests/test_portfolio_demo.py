@@ -4,16 +4,13 @@ the validator passed; and a user without a portfolio is told how to bring one.""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
-import asyncpg
 import httpx
 import pytest
 
-from shared.identity import add_user
-from shared.portfolio.demo import import_demo_history
 from tests.conftest import RunningFinq
+from tests.helpers import user_with_demo_portfolio
 
 pytestmark = pytest.mark.e2e
 
@@ -35,18 +32,7 @@ TEN_KINDS: tuple[tuple[str, str, bool], ...] = (
 async def test_the_demo_portfolio_answers_ten_kinds_of_questions_with_checked_figures(
     finq: RunningFinq, client: httpx.AsyncClient
 ) -> None:
-    owner = await asyncpg.connect(finq.servers.postgres.dsn)
-    try:
-        user, key = await add_user(owner, f"demo-{uuid.uuid4().hex[:8]}")
-    finally:
-        await owner.close()
-    pool = await asyncpg.create_pool(finq.servers.postgres.dsn, min_size=1, max_size=2)
-    assert pool is not None
-    try:
-        outcome = await import_demo_history(pool, user.id)
-    finally:
-        await pool.close()
-    assert outcome.errors == [] and outcome.rows > 100, outcome
+    key = await user_with_demo_portfolio(finq.servers.postgres.dsn)
 
     headers = {"Authorization": f"Bearer {key}"}
     conversation: str | None = None

@@ -1242,3 +1242,28 @@ def test_ranking_by_size_and_weight_is_in_the_tools_schema() -> None:
         RankHoldingsArgs.model_validate({"by": "size"})
     with pytest.raises(ValidationError):
         GetPositionsArgs(start=date(2023, 2, 1), as_of=date(2023, 1, 31))
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "tool"),
+    [
+        # "The" Roth IRA or 401(k) is an account only its holder speaks of so.
+        ("how did the 401k do in 2022", "portfolio_performance", "get_portfolio_performance"),
+        ("what does the roth ira hold", "portfolio_overview", "get_positions"),
+        # Money moved in or out: only the user's accounts have it, "my" or not.
+        ("deposits in 2022?", "portfolio_activity", "get_portfolio_activity"),
+        ("were there any withdrawals last year", "portfolio_activity", "get_portfolio_activity"),
+        # A slip in a word of receiving is put right before the question is read.
+        ("dividends recieved in 2022", "portfolio_activity", "get_portfolio_activity"),
+    ],
+)
+def test_a_question_about_the_users_own_money_is_theirs_without_a_my(
+    question: str, intent: str, tool: str
+) -> None:
+    decided = route(question)
+    assert decided.intent == intent
+    assert tool in [call.tool for call in decided.tool_calls]
+
+
+def test_an_account_kind_with_an_indefinite_article_is_anyones() -> None:
+    assert route("what is a roth ira").intent == "definition"

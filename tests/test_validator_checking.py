@@ -98,9 +98,14 @@ def test_shown_decimals_set_the_precision() -> None:
         "fiscal 2023",
         "FY2023",
         "FY 2023",
+        "against the S&P 500",
+        "the Russell 2000",
+        "the Nasdaq-100",
     ],
 )
-def test_dates_accessions_tags_footnotes_forms_and_years_are_not_numbers(text: str) -> None:
+def test_dates_accessions_tags_footnotes_forms_years_and_indexes_are_not_numbers(
+    text: str,
+) -> None:
     assert extract_numbers(text) == []
 
 

@@ -173,7 +173,15 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
     own year-over-year growth of the figure, and is named so."""
     periods = understood.periods
     operation = understood.operation
-    if not understood.growth or periods.same_quarter_last_year or len(periods.fiscal_years) != 2:
+    # A span of years asked as one change ("the overall increase from 2019 to 2024") is
+    # its first year to its last.
+    whole_span = operation is not None and operation.kind == "change"
+    if (
+        not understood.growth
+        or periods.same_quarter_last_year
+        or len(periods.fiscal_years) < 2
+        or (len(periods.fiscal_years) > 2 and not whole_span)
+    ):
         return [], []
     if operation is None and periods.fiscal_quarters:
         return [], []  # a quarter's growth is asked as against its year-earlier quarter
@@ -181,14 +189,18 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
     in_units = operation is not None and operation.in_units
     series: dict[tuple[str, str], list[Fact]] = defaultdict(list)
     for fact in facts:
-        if fact.metric in METRICS_BY_ID and fact.period_type in ("annual", "quarterly"):
+        # Each year's growth, fetched beside its figure for a span, is no figure to change.
+        yearly_growth = whole_span and fact.metric in _GROWTH_METRICS
+        held = fact.metric in METRICS_BY_ID and fact.period_type in ("annual", "quarterly")
+        if held and not yearly_growth:
             series[(fact.symbol, fact.metric)].append(fact)
     changes: list[Fact] = []
     sentences: list[str] = []
     for (symbol, metric), held in sorted(series.items()):
-        if len(held) != 2:
+        if len(held) < 2 or (len(held) > 2 and not whole_span):
             continue
-        first, last = sorted(held, key=lambda f: (f.fiscal_year, f.fiscal_quarter or 0))
+        ordered = sorted(held, key=lambda f: (f.fiscal_year, f.fiscal_quarter or 0))
+        first, last = ordered[0], ordered[-1]
         opening = (
             f"From {fiscal_period(first)} to {fiscal_period(last)}, "
             f"{possessive(last.company)} {mid_sentence(last.metric_label)}"
@@ -242,6 +254,7 @@ _YOY_GROWTH: dict[str, str] = {
     if len(entry.inputs) == 1
     and entry.formula == f"({entry.inputs[0]} / {entry.inputs[0]}[-1] - 1) * 100"
 }
+_GROWTH_METRICS = frozenset(_YOY_GROWTH.values())
 
 
 def across_companies(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:

@@ -71,7 +71,8 @@ FILLER_WORDS = frozenset(
         "usd dollars dollar million millions billion billions thousand thousands "
         "was there any ok okay so well hey hi thanks thank then side by "
         "bigger larger greater smaller lower higher more less "
-        "pay paid pays out spend spent spends make made makes earn earned earns generate "
+        "pay paid pays out spend spent spends put puts into invest invests invested "
+        "make made makes earn earned earns generate "
         "generated generates post posted record bring brought book booked "
         # Holding a balance: "long-term debt Apple was carrying", "cash on hand", "on its
         # balance sheet".
@@ -303,7 +304,7 @@ _PERCENT_WORDS = re.compile(r"%|\bper\s?cent\w*|\bpct\b|\bpercentage[\s-]?wise\b
 _RATIO_WORDS = re.compile(r"\b(?:ratio|times|multiple|x)\b", re.I)
 # (Comparatives such as "more" and "bigger" are filler: a lookup may use them too.)
 _COMPARING_WORDS = re.compile(
-    r"\b(?:rank\w*|order\w*|sort\w*|versus|vs|compar\w*|than|relative|near|ahead|behind"
+    r"\b(?:rank\w*|order\w*|sort\w*|versus|vs|against|compar\w*|than|relative|near|ahead|behind"
     r"|beat|better|worse)\b",
     re.I,
 )
@@ -326,6 +327,16 @@ _ATTACHED_AFTER = re.compile(
     r"^\s+(?:from|of|in|at|for|per|by|across|outside|within|inside)\s+"
     r"(?:the\s+|its\s+|their\s+|his\s+|her\s+)?$",
     re.I,
+)
+
+
+# English's closed class of quantifiers: before a figure's name they say how much of it, never
+# which part ("enough cash" is the cash; "iPhone sales" are a part of the sales).
+_QUANTIFIERS = frozenset(
+    str.split(
+        "enough sufficient all any some every each no much many few little several both "
+        "either neither such another plenty"
+    )
 )
 
 
@@ -392,6 +403,10 @@ def unread_matters(
             return True
         if between is not None and _AGAINST_THE_NAME.match(between) and not _a_verb(rest[0]):
             return True
-        if span.end <= start and _AGAINST_THE_NAME.match(question[span.end : start]):
+        if (
+            span.end <= start
+            and _AGAINST_THE_NAME.match(question[span.end : start])
+            and not all(word.lower() in _QUANTIFIERS for word in rest)
+        ):
             return True
     return False

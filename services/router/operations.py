@@ -2,7 +2,8 @@
 of words that ask to compare, add or divide figures, taken together with what the rest of
 the reading holds (how many companies, how many periods, how many figures).
 
-- One company, one figure, two periods, and a word of change ("grew", "fell", "went up",
+- One company, one figure, two periods (or a span of years and a word of the whole span:
+  "overall", "cumulative"), and a word of change ("grew", "fell", "went up",
   "difference", "how much more", "%"): the figure's change, in percent when a percent is
   asked or the words speak of growth, in the figure's own unit when dollars or an amount
   are asked, both when neither is said.
@@ -45,6 +46,11 @@ _CHANGE = re.compile(
     r"\b(?:chang\w*|differ\w*|gap|delta|swing|by how much|how much (?:more|less)"
     r"|how many more|more|less|fewer)\b",
     re.I,
+)
+# Words that ask for a change over a whole span of years, first year to last ("the overall
+# increase from 2019 to 2024"), rather than each year's.
+_WHOLE_SPAN = re.compile(
+    r"\b(?:overall|total|cumulative(?:ly)?|in all|altogether|all told|end to end)\b", re.I
 )
 _SUM = re.compile(
     r"\b(?:combined|together|altogether|in total|the total|total of|sum(?:med)?"
@@ -89,7 +95,7 @@ def read_operation(
             if spans:
                 return _operation(kind, question, spans), spans
         return None, []
-    if companies == 1 and periods == 2:
+    if companies == 1 and (periods == 2 or (periods > 2 and _WHOLE_SPAN.search(question))):
         growth, change = _spans(_GROWTH, question), _spans(_CHANGE, question)
         percent, units = _spans(_PERCENT, question), _spans(_UNITS, question)
         if not (growth or change or percent):
@@ -125,5 +131,12 @@ def sum_of_parts(question: str, metrics: Sequence[str]) -> tuple[str | None, lis
 
 
 def _operation(kind: str, question: str, spans: Sequence[Span]) -> AskedOperation:
-    text = " ".join(question[start:end] for start, end in spans)
+    # Words two patterns both read ("how many more" is change and units) are said once.
+    merged: list[Span] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    text = " ".join(question[start:end] for start, end in merged)
     return AskedOperation(kind=kind, text=text)  # type: ignore[arg-type]

@@ -106,7 +106,9 @@ _SAME_QUARTER = re.compile(
     r"\b(?:the\s+)?same\s+(?:fiscal\s+)?quarter\s+(?:of\s+|in\s+)?(?:"
     r"a\s+year\s+(?:earlier|ago|before|prior)"
     r"|(?:the\s+)?(?:prior|previous|last|preceding)\s+(?:fiscal\s+)?year"
-    r"|(?:the\s+)?(?:fiscal\s+)?year\s+(?:before|earlier|prior))\b"
+    r"|(?:the\s+)?(?:fiscal\s+)?year\s+(?:before|earlier|prior)"
+    # "Q3 2022 against the same quarter of 2021": the year named.
+    r"|(?:fiscal\s+|fy\s?)?(?P<year>(?:19|20)\d\d))\b"
     r"|\b(?:the\s+)?(?:year[\s-]+(?:ago|earlier)|prior[\s-]+year|previous[\s-]+year"
     r"|last[\s-]+year's)\s+(?:fiscal\s+)?quarter\b",
     re.IGNORECASE,
@@ -751,6 +753,17 @@ def find_periods(
     # A quarter against the matching quarter of the prior year: that year is fetched too.
     year_over_year = _YEAR_OVER_YEAR.search(rest)
     quarter_asked = periods.period == "quarterly" and (periods.fiscal_quarters or periods.last)
+    named_years = {int(match["year"]) for match in same_quarter if match["year"]}
+    if named_years and (sole_year is None or named_years != {sole_year - 1}):
+        # The same quarter of a year other than the one before: both years' quarters are
+        # fetched as named, to be compared as any two periods are.
+        periods.fiscal_years = sorted({*periods.fiscal_years, *named_years})
+        asked.extend(
+            (match.start(), PeriodRef(kind="fiscal_year", text=match.group(0), fiscal_year=year))
+            for match in same_quarter
+            if match["year"] and (year := int(match["year"]))
+        )
+        same_quarter = []
     if same_quarter or (year_over_year is not None and quarter_asked):
         periods.same_quarter_last_year = True
         if year_over_year is not None and quarter_asked:

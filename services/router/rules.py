@@ -538,8 +538,10 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         if periods.same_quarter_last_year
         else growth_metrics(question, matches.metrics, periods.fiscal_years)
     )
+    # A figure and its growth are one figure to compute with ("revenue" and "revenue growth").
+    figures = len({_GROWTH_BASE.get(metric, metric) for metric in metrics})
     operation, operation_spans = read_operation(
-        corrected, len(symbols), _periods_asked(periods), len(metrics)
+        corrected, len(symbols), _periods_asked(periods), figures
     )
     read.extend(operation_spans)
     if _CAGR_WORDS.search(question) and periods.last and periods.period in (None, "annual"):
