@@ -107,7 +107,7 @@ _SAME_QUARTER = re.compile(
     r"a\s+year\s+(?:earlier|ago|before|prior)"
     r"|(?:the\s+)?(?:prior|previous|last|preceding)\s+(?:fiscal\s+)?year"
     r"|(?:the\s+)?(?:fiscal\s+)?year\s+(?:before|earlier|prior)"
-    # "Q3 2022 against the same quarter of 2021": the year named.
+    # "Q1 2024 versus that same quarter in 2023": the year named.
     r"|(?:fiscal\s+|fy\s?)?(?P<year>(?:19|20)\d\d))\b"
     r"|\b(?:the\s+)?(?:year[\s-]+(?:ago|earlier)|prior[\s-]+year|previous[\s-]+year"
     r"|last[\s-]+year's)\s+(?:fiscal\s+)?quarter\b",
