@@ -193,6 +193,11 @@ CATALOG: tuple[Metric, ...] = (
             "net earnings",
             "net loss",
             "net income loss",
+            # The parent's share, as a statement with minority interests names this figure.
+            "net income attributable to shareholders",
+            "net income attributable to stockholders",
+            "net income attributable to common stockholders",
+            "net income attributable to common shareholders",
             "earnings",
             "profit",
             "net profit",

@@ -242,3 +242,17 @@ def test_an_overall_change_over_a_span_of_years_is_first_year_to_last() -> None:
     assert "4.8%" in draft.answer
     validated = validate_draft(draft)
     assert validated.validation.passed, validated.validation.issues
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Apple revenue FY2023, round your answer to one decimal place",
+        "Apple revenue growth from FY2022 to FY2023, in units of percents",
+        "Please state the answer in USD millions: Apple's FY2023 revenue",
+    ],
+)
+def test_how_the_answer_is_to_be_given_is_no_reason_to_refuse(question: str) -> None:
+    route = route_question(question, DIRECTORY)
+    assert route.intent in {"metric_lookup", "metric_trend"}, route.understood.not_understood
+    assert route.understood.covered

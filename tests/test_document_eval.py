@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import Counter
 
 from services.control.document_eval import (
+    OUTSIDE_FILE,
+    QUESTIONS_FILE,
     AnsweredQuestion,
     DocumentQuestion,
     format_document_report,
@@ -27,7 +29,7 @@ FILINGS = {
 
 
 def test_the_question_file_is_half_held_out_over_the_filings_it_names() -> None:
-    questions = load_document_questions()
+    questions = load_document_questions(QUESTIONS_FILE)
 
     assert len(questions) >= 30
     assert Counter(q.split for q in questions) == {"dev": 22, "heldout": 22}
@@ -35,6 +37,16 @@ def test_the_question_file_is_half_held_out_over_the_filings_it_names() -> None:
     assert len({q.id for q in questions}) == len(questions)
     assert {q.kind for q in questions} == {"prose", "table"}
     assert len(load_document_questions(split="heldout")) == 22
+
+
+def test_the_outside_split_covers_statements_cells_prose_arithmetic_and_yes_or_no() -> None:
+    outside = load_document_questions(OUTSIDE_FILE)
+
+    assert len(outside) == 50 and {q.split for q in outside} == {"outside"}
+    assert Counter(q.kind for q in outside) == {"table": 42, "prose": 8}
+    assert {q.symbol for q in outside} == {"AAPL", "AMZN", "GOOGL", "MSFT", "NVDA"}
+    # Its ids stand apart from the team's, so a report names each question once.
+    assert not {q.id for q in outside} & {q.id for q in load_document_questions(QUESTIONS_FILE)}
 
 
 def test_an_answer_must_hold_every_expected_string_in_any_case_and_spacing() -> None:

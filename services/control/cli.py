@@ -671,9 +671,6 @@ def command_eval_documents(args: argparse.Namespace, settings: ControlSettings) 
     an answer raised."""
     from services.control.document_eval import evaluate_documents
 
-    if args.split == "outside":
-        print("the document questions have no outside split", file=sys.stderr)
-        return 2
     data_dir = _filings_data_dir(args, settings)
     if data_dir is None:
         return 1

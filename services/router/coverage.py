@@ -330,6 +330,26 @@ _ATTACHED_AFTER = re.compile(
 )
 
 
+# How an answer is to be given, not what it is about: its rounding, its units, and the
+# request to answer at all. The unit word itself ("percents", "millions") is left to be
+# read: it says in what a change is asked.
+_ANSWER_FORMAT = re.compile(
+    r"\b(?:in|as)\s+(?:the\s+)?units?\s+of\b"
+    r"|\bround(?:ed|ing)?\s+(?:your\s+|the\s+)?(?:answer\s+|result\s+)?to\s+(?:the\s+)?"
+    r"(?:nearest\s+\w+|(?:one|two|three|four|\d)\s+decimal(?:\s+places?|\s+points?)?)"
+    r"|\b(?:please\s+)?(?:state|give|provide|express|report)\s+(?:your\s+|the\s+|an?\s+)?"
+    r"(?:answer|response|result)s?\b(?:\s+to\s+the\s+question\b)?"
+    r"|\b(?:answer|address)\s+the\s+question\b",
+    re.IGNORECASE,
+)
+
+
+def answer_format_spans(question: str) -> list[tuple[int, int]]:
+    """Where a question says how to give its answer ("round to one decimal place", "provide
+    a response to the question"): words that change nothing of what is asked."""
+    return [match.span() for match in _ANSWER_FORMAT.finditer(question)]
+
+
 # English's closed class of quantifiers: before a figure's name they say how much of it, never
 # which part ("enough cash" is the cash; "iPhone sales" are a part of the sales).
 _QUANTIFIERS = frozenset(

@@ -15,7 +15,13 @@ from typing import Any, Protocol
 
 from rapidfuzz.distance import OSA
 
-from services.router.coverage import changes_basis, leftovers, locate, unread_matters
+from services.router.coverage import (
+    answer_format_spans,
+    changes_basis,
+    leftovers,
+    locate,
+    unread_matters,
+)
 from services.router.fiscal_calendar import FiscalCalendar
 from services.router.metric_finding import MetricFinder, MetricMatches, distributed
 from services.router.operations import read_operation, sum_of_parts
@@ -480,8 +486,11 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
     # corrected name may be shorter than the misspelling).
     periods = find_periods(corrected, latest, directory.calendar(symbols))
     # What the period grammar read is not a metric phrase: "March" in "the March quarter".
-    read = sorted([*((start, end) for start, end, _ in mentions), *periods.spans])
-    scan = finder.exact(_blanked(corrected, periods.spans))
+    # How the answer is to be given ("round to one decimal place", "in USD millions") says
+    # nothing of which figure: read, and kept from the metric finder.
+    formatting = answer_format_spans(corrected)
+    read = sorted([*((start, end) for start, end, _ in mentions), *periods.spans, *formatting])
+    scan = finder.exact(_blanked(corrected, [*periods.spans, *formatting]))
     matches = finder.find(scan)
     spoken_metric = False
     if not matches.metrics:
