@@ -382,6 +382,9 @@ class AskedOperation(Contract):
     text: str  # the words that ask it, as written
     as_percent: bool = False
     in_units: bool = False
+    # "Has Microsoft increased its debt?": a change asked as yes or no, in the direction the
+    # question names; the answer says which, then the change behind it.
+    yes_no_direction: Literal["up", "down"] | None = None
 
 
 RouteSlot = Literal["companies", "metrics", "periods", "forms", "window"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import os
 import sys
@@ -31,6 +32,15 @@ def require_shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"needs ../shared/data/{'/'.join(parts)}, which this checkout does not have")
     return path
+
+
+@functools.cache
+def parsed_filing(symbol: str, name: str) -> Any:
+    """A filing under ../shared/data/filings/<symbol>/, parsed once for the whole session (a
+    10-K PDF takes 20 to 60 seconds), or skip without it."""
+    from services.ingest.document_parsing import parse_document
+
+    return parse_document(require_shared_data("filings", symbol, name))
 
 
 async def wait_until(

@@ -256,3 +256,22 @@ def test_how_the_answer_is_to_be_given_is_no_reason_to_refuse(question: str) -> 
     route = route_question(question, DIRECTORY)
     assert route.intent in {"metric_lookup", "metric_trend"}, route.understood.not_understood
     assert route.understood.covered
+
+
+def test_a_change_asked_as_yes_or_no_is_answered_yes_or_no_with_the_change_behind_it() -> None:
+    operation, _ = read_operation("Has Apple's revenue increased from 2022 to 2023?", 1, 2, 1)
+    assert operation is not None and operation.yes_no_direction == "up"
+    assert operation.as_percent and operation.in_units
+    draft = answered(
+        "Has Apple's revenue increased from fiscal 2022 to fiscal 2023?",
+        PeriodSelection(period_type="annual", fiscal_years=[2022, 2023]),
+        operation,
+        APPLE_2022,
+        APPLE_2023,
+    )
+    assert draft.answer.startswith("No: Apple's revenue fell from fiscal 2022 to fiscal 2023."), (
+        draft.answer
+    )
+    assert "changed by -$11.0 billion" in draft.answer
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues

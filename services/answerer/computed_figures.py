@@ -206,6 +206,16 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
             f"{possessive(last.company)} {mid_sentence(last.metric_label)}"
         )
         span = f"{first.period}-{last.period}".replace(" ", "")
+        direction = operation.yes_no_direction if operation is not None else None
+        if direction is not None:
+            # The yes or no first, the change behind it after.
+            went_up = last.value > first.value
+            went = "rose" if went_up else "fell" if last.value < first.value else "did not change"
+            said = "Yes" if went_up == (direction == "up") and went != "did not change" else "No"
+            sentences.append(
+                f"{said}: {possessive(last.company)} {mid_sentence(last.metric_label)} {went} "
+                f"from {fiscal_period(first)} to {fiscal_period(last)}."
+            )
         if in_units:
             difference = last.value - first.value
             changes.append(

@@ -40,6 +40,9 @@ def _provenance(source: Source | None) -> str:
     parts = [source.form] if source.form else []
     if source.accession:
         parts.append(f"accession {source.accession}")
+    if source.page is not None:
+        # A figure read from a filing's own statement: the page its cell stands on.
+        parts.append(f"page {source.page}")
     return f" ({', '.join(parts)})" if parts else ""
 
 
@@ -58,6 +61,7 @@ def _citation(fact: Fact, source: Source) -> Citation:
         form=source.form,
         accession=source.accession,
         url=source.url,
+        page=source.page,
     )
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from services.ingest.chunking import Chunk, chunk_document
 from services.ingest.document_model import ParsedDocument
+from services.ingest.statement_store import replace_statement_figures, statement_rows
 from services.ingest.temporal import context_prefix, extract_temporal, temporal_metadata
 from shared.db import DatabasePool
 from shared.embeddings import Embedder
@@ -240,6 +241,9 @@ async def store_document(
             user_id,
         )
     stored_id = str(row_id)
+    # The statements are read beside the text, so a filing answers figures from its own
+    # tables (services/tools/statement_facts.py).
+    statements = await asyncio.to_thread(statement_rows, document, row_id, user_id)
     vectors = await _embed(embedder, prepared, pool, stored_id, show_progress_bar)
     records = [
         (
@@ -254,6 +258,7 @@ async def store_document(
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute("DELETE FROM chunks WHERE document_id = $1", row_id)
         await conn.executemany(INSERT_CHUNK_SQL, records)
+        await replace_statement_figures(conn, row_id, statements)
         await conn.execute(
             "UPDATE documents SET status = 'ready', progress = 1, chunk_count = $2, "
             "updated_at = now() WHERE id = $1",

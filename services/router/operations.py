@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 from shared.contracts import AskedOperation
 from shared.metric_catalog import METRICS_BY_ID
@@ -42,6 +43,33 @@ _GROWTH = re.compile(
     r"|yoy|year[\s-]+(?:over|on)[\s-]+year)\b",
     re.I,
 )
+# A question asked to be answered yes or no opens with its auxiliary verb.
+_YES_NO = re.compile(
+    r"^\s*(?:has|have|had|did|does|do|is|was|were|are|will|would|could|can)\b", re.I
+)
+_UP = re.compile(
+    r"\b(?:increas\w*|gr[eo]w\w*|ris(?:e|es|en|ing)|rose|climb\w*|jump\w*|improv\w*|go up"
+    r"|gone up|went up|higher|more)\b",
+    re.I,
+)
+_DOWN = re.compile(
+    r"\b(?:decreas\w*|declin\w*|f[ae]ll\w*|drop\w*|shr[iu]nk\w*|reduc\w*|lower|less|go down"
+    r"|gone down|went down)\b",
+    re.I,
+)
+
+
+def _yes_no_direction(question: str) -> Literal["up", "down"] | None:
+    """The direction a yes-or-no question asks about ("Has it increased?"), if it names one
+    and only one."""
+    if not _YES_NO.match(question):
+        return None
+    up, down = bool(_UP.search(question)), bool(_DOWN.search(question))
+    if up == down:
+        return None
+    return "up" if up else "down"
+
+
 _CHANGE = re.compile(
     r"\b(?:chang\w*|differ\w*|gap|delta|swing|by how much|how much (?:more|less)"
     r"|how many more|more|less|fewer)\b",
@@ -104,8 +132,18 @@ def read_operation(
         # Growth is told in percent; a change nobody said how to measure, both ways.
         as_percent = bool(percent) or not units
         in_units = bool(units) or not (percent or growth)
+        direction = _yes_no_direction(question)
+        if direction is not None and not (percent or units):
+            # "Did it rise?" is answered with the change both ways, behind the yes or no.
+            as_percent = in_units = True
         operation = _operation("change", question, spans)
-        return operation.model_copy(update={"as_percent": as_percent, "in_units": in_units}), spans
+        return operation.model_copy(
+            update={
+                "as_percent": as_percent,
+                "in_units": in_units,
+                "yes_no_direction": direction,
+            }
+        ), spans
     return None, []
 
 

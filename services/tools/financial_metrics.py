@@ -6,11 +6,14 @@ import json
 import re
 from typing import Any
 
+from services.tools.fiscal_periods import period_label
 from services.tools.holdings import describe_holdings
 from services.tools.metric_values import MetricValueCache
 from services.tools.sql import Fetcher
+from services.tools.statement_facts import STATEMENT_FIGURES_SQL, statement_facts
 from services.tools.tool_deps import ToolDeps
 from shared.contracts import Fact, FormulaInput, Source, ToolResult
+from shared.db import acting_as
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.tools import GET_FINANCIAL_METRICS, GetFinancialMetricsArgs
@@ -50,14 +53,6 @@ SELECT DISTINCT ON (symbol, metric) 'held' AS kind, * FROM held
 
 def edgar_filing_url(cik: str, accession: str) -> str:
     return f"https://www.sec.gov/Archives/edgar/data/{int(cik)}/{accession.replace('-', '')}/"
-
-
-def period_label(period_type: str, fiscal_year: int, fiscal_quarter: int) -> str:
-    if period_type == "annual":
-        return f"FY{fiscal_year}"
-    if period_type == "ttm":
-        return f"TTM to Q{fiscal_quarter} FY{fiscal_year}"
-    return f"Q{fiscal_quarter} FY{fiscal_year}"
 
 
 # A term of a derived formula: a metric id, or one n fiscal years back ("revenue[-1]").
@@ -134,9 +129,14 @@ def source_for(row: Any) -> Source:
 
 
 async def get_financial_metrics(
-    db: Fetcher, args: GetFinancialMetricsArgs, values: MetricValueCache | None = None
+    db: Fetcher,
+    args: GetFinancialMetricsArgs,
+    values: MetricValueCache | None = None,
+    statements: Fetcher | None = None,
 ) -> ToolResult:
-    """The figures asked for, from `values` (memory, kept current) when given."""
+    """The figures asked for, from `values` (memory, kept current) when given; what no XBRL
+    figure holds, from the filings' own statements as `statements` (the asking user's view
+    of the database) sees them."""
     query = (
         args.symbols,
         args.metrics,
@@ -184,6 +184,28 @@ async def get_financial_metrics(
                 inputs=inputs,
             )
         )
+    wanted = {
+        (symbol, metric, year)
+        for symbol in args.symbols
+        for metric in args.metrics
+        for year in args.fiscal_years or []
+    } - {(symbol, metric, year) for symbol, metric, year, _ in found}
+    if statements is not None and wanted and args.period == "annual":
+        rows_read = await statements.fetch(STATEMENT_FIGURES_SQL, sorted({s for s, _, _ in wanted}))
+        stated, stated_sources = statement_facts(rows_read, args, wanted)
+        facts.extend(stated)
+        for source in stated_sources:
+            sources.setdefault(source.source_id, source)
+        for fact in stated:
+            names.setdefault(fact.symbol, fact.company)
+            found.add((fact.symbol, fact.metric, fact.fiscal_year, 0))
+            span = held.setdefault(
+                (fact.symbol, fact.metric),
+                {"first_year": fact.fiscal_year, "latest_year": fact.fiscal_year},
+            )
+            if isinstance(span, dict):
+                span["first_year"] = min(span["first_year"], fact.fiscal_year)
+                span["latest_year"] = max(span["latest_year"], fact.fiscal_year)
     if args.limit is not None:
         facts = latest_periods(facts, args.limit)
     # Order as asked: company, then metric, then period.
@@ -263,4 +285,6 @@ def describe_missing(
 
 
 async def run(args: GetFinancialMetricsArgs, deps: ToolDeps) -> ToolResult:
-    return await get_financial_metrics(deps.db, args, deps.metric_values)
+    return await get_financial_metrics(
+        deps.db, args, deps.metric_values, statements=acting_as(deps.db, deps.user_id)
+    )

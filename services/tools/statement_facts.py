@@ -1,0 +1,185 @@
+"""Figures a company's own filing states, for what finq holds no XBRL figure of: the cells of
+its income statement, balance sheet and cash-flow statement (stored at ingest in
+`statement_figures`, services/ingest/statements.py), read as the same catalog metrics, and
+the derived ones (growth, margins, total debt, days payable) computed from them with the
+formulas XBRL figures use (`services.ingest.derived.derive_metrics`).
+
+Every fact cites its statement's page: a reported one the cell it was read from, a derived
+one the pages of its inputs. Which rows a user sees is row-level security's business: the
+public filings and the user's own uploads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from services.ingest.companyfacts import MetricValueRecord
+from services.ingest.derived import DerivedValueRecord, derive_metrics
+from services.tools.fiscal_periods import period_label
+from shared.contracts import Fact, FormulaInput, Source
+from shared.metric_catalog import METRICS_BY_ID
+from shared.tools import GetFinancialMetricsArgs
+
+STATEMENT_FIGURES_SQL = """
+SELECT f.symbol, f.metric, f.statement, f.label, f.period_end, f.months, f.fiscal_year,
+       f.value, f.unit, f.page, f.document_id::text AS document_id, d.title, d.form, d.filed,
+       d.period_end AS document_period_end, coalesce(c.display_name, f.symbol) AS company
+FROM statement_figures f
+JOIN documents d ON d.id = f.document_id
+LEFT JOIN companies c ON c.symbol = f.symbol
+WHERE f.symbol = ANY($1::text[]) AND f.metric IS NOT NULL AND d.status = 'ready'
+ORDER BY d.period_end DESC NULLS LAST, d.filed DESC NULLS LAST
+"""
+_PROVENANCE = "statement:"
+
+
+@dataclass(frozen=True)
+class StatementCell:
+    """Where a statement figure stands: its filing, page and line."""
+
+    document_id: str
+    title: str
+    form: str | None
+    filed: date | None
+    page: int
+    label: str
+    company: str
+
+
+def _period_type(months: int | None) -> str | None:
+    # A balance (no months) at a fiscal year's end is that year's, as XBRL's are stored.
+    if months is None or months == 12:
+        return "annual"
+    return "quarterly" if months == 3 else None
+
+
+def statement_records(
+    rows: Sequence[Any],
+) -> tuple[list[MetricValueRecord], dict[str, StatementCell]]:
+    """One record per company, metric and period, from the latest filing that states it (a
+    later filing's restated column wins), and where each record's cell stands."""
+    records: dict[tuple[str, str, str, int], MetricValueRecord] = {}
+    cells: dict[str, StatementCell] = {}
+    for row in rows:  # newest filing first
+        period_type = _period_type(row["months"])
+        if period_type is None or row["fiscal_year"] is None:
+            continue
+        key = (row["symbol"], row["metric"], period_type, row["fiscal_year"])
+        if key in records:
+            continue
+        provenance = f"{_PROVENANCE}{row['document_id']}:p{row['page']}"
+        months = row["months"]
+        records[key] = MetricValueRecord(
+            symbol=row["symbol"],
+            metric=row["metric"],
+            period_type=period_type,
+            fiscal_year=row["fiscal_year"],
+            fiscal_quarter=0,
+            period_start=(
+                row["period_end"] - timedelta(days=round(months * 30.44)) if months else None
+            ),
+            period_end=row["period_end"],
+            value=row["value"],
+            unit=row["unit"],
+            form=row["form"],
+            accession=None,
+            xbrl_tag=None,
+            filed=row["filed"],
+            provenance=provenance,
+        )
+        cells[provenance] = StatementCell(
+            document_id=row["document_id"],
+            title=row["title"],
+            form=row["form"],
+            filed=row["filed"],
+            page=row["page"],
+            label=row["label"],
+            company=row["company"],
+        )
+    return list(records.values()), cells
+
+
+def _source(cell: StatementCell) -> Source:
+    return Source(
+        source_id=f"doc:{cell.document_id}:p{cell.page}",
+        label=f"{cell.title}, page {cell.page} ({cell.label})",
+        form=cell.form,
+        page=cell.page,
+        filed=cell.filed,
+    )
+
+
+def statement_facts(
+    rows: Sequence[Any], args: GetFinancialMetricsArgs, wanted: set[tuple[str, str, int]]
+) -> tuple[list[Fact], list[Source]]:
+    """The asked figures (`wanted`: company, metric, fiscal year) the statements state or
+    their formulas derive from what the statements state."""
+    records, cells = statement_records(rows)
+    derived = derive_metrics(records)
+    reported = {(r.symbol, r.metric, r.period_type, r.fiscal_year): r for r in records}
+    facts: list[Fact] = []
+    sources: dict[str, Source] = {}
+    for record in [*records, *derived]:
+        if record.period_type != args.period:
+            continue
+        if (record.symbol, record.metric, record.fiscal_year) not in wanted:
+            continue
+        inputs: list[FormulaInput] = []
+        formula: str | None = None
+        if isinstance(record, DerivedValueRecord):
+            formula = record.provenance.removeprefix("derived:")
+            cited = []
+            for term, value in record.inputs:
+                name = term.split("[")[0]
+                lag = 1 if "[-1]" in term else 0
+                year = record.fiscal_year - lag
+                source = reported.get((record.symbol, name, record.period_type, year))
+                if source is None or name not in METRICS_BY_ID:
+                    continue
+                cited.append(cells[source.provenance])
+                inputs.append(
+                    FormulaInput(
+                        term=term,
+                        metric=name,
+                        metric_label=METRICS_BY_ID[name].label,
+                        value=value,
+                        unit=METRICS_BY_ID[name].unit,
+                        period=period_label(record.period_type, year, 0),
+                        period_type=record.period_type,
+                        fiscal_year=year,
+                    )
+                )
+            if not cited:
+                continue
+            for cell in cited:
+                sources.setdefault(_source(cell).source_id, _source(cell))
+            source_id = _source(cited[0]).source_id
+            company = cited[0].company
+        else:
+            cell = cells[record.provenance]
+            source = _source(cell)
+            sources.setdefault(source.source_id, source)
+            source_id, company = source.source_id, cell.company
+        facts.append(
+            Fact(
+                symbol=record.symbol,
+                company=company,
+                metric=record.metric,
+                metric_label=METRICS_BY_ID[record.metric].label,
+                period=period_label(record.period_type, record.fiscal_year, 0),
+                period_type=record.period_type,
+                fiscal_year=record.fiscal_year,
+                fiscal_quarter=None,
+                period_start=record.period_start,
+                period_end=record.period_end,
+                value=record.value,
+                unit=record.unit,
+                source_id=source_id,
+                formula=formula,
+                inputs=inputs,
+            )
+        )
+    return facts, list(sources.values())
