@@ -191,8 +191,8 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
     for fact in facts:
         # Each year's growth, fetched beside its figure for a span, is no figure to change.
         yearly_growth = whole_span and fact.metric in _GROWTH_METRICS
-        held = fact.metric in METRICS_BY_ID and fact.period_type in ("annual", "quarterly")
-        if held and not yearly_growth:
+        in_catalog = fact.metric in METRICS_BY_ID and fact.period_type in ("annual", "quarterly")
+        if in_catalog and not yearly_growth:
             series[(fact.symbol, fact.metric)].append(fact)
     changes: list[Fact] = []
     sentences: list[str] = []
@@ -209,9 +209,9 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
         direction = operation.yes_no_direction if operation is not None else None
         if direction is not None:
             # The yes or no first, the change behind it after.
-            went_up = last.value > first.value
-            went = "rose" if went_up else "fell" if last.value < first.value else "did not change"
-            said = "Yes" if went_up == (direction == "up") and went != "did not change" else "No"
+            moved = (last.value > first.value) - (last.value < first.value)
+            went = {1: "rose", -1: "fell", 0: "did not change"}[moved]
+            said = "Yes" if moved == (1 if direction == "up" else -1) else "No"
             sentences.append(
                 f"{said}: {possessive(last.company)} {mid_sentence(last.metric_label)} {went} "
                 f"from {fiscal_period(first)} to {fiscal_period(last)}."

@@ -379,12 +379,11 @@ def distributed(text: str, resolver: MetricResolver) -> str:
         if names(a):
             return match.group(0)
         head = match["head"]
+        words = head.split(" ")
         # The longer head first ("term borrowings"), then its first word alone.
-        for size in (2, 1):
-            words = head.split(" ")
-            if len(words) < size:
-                continue
-            shared, rest = " ".join(words[:size]), head[len(" ".join(words[:size])) :]
+        for size in range(len(words), 0, -1):
+            shared = " ".join(words[:size])
+            rest = head[len(shared) :]
             if names(f"{a} {shared}") and names(f"{b} {shared}"):
                 written = f"{a} {shared} {join} {b} {shared}{rest}"
                 return match.group(0)[: match.start("a") - match.start()] + written

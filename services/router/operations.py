@@ -35,28 +35,25 @@ _UNITS = re.compile(
     r"|\bhow (?:much|many) (?:more|less|fewer|bigger|smaller|higher|lower)\b",
     re.I,
 )
-# Words that speak of a figure moving, the way growth is asked.
+# Words of a figure moving up, and down: growth is asked in either, and a yes-or-no question
+# names the direction it asks about.
+_RISING = (
+    r"grow\w*|grew|growth|increas\w*|ris(?:e|es|en|ing)|rose|jump\w*|climb\w*|surg\w*|ramp\w*"
+    r"|soar\w*|(?:went|go|gone|going|moved?) up"
+)
+_FALLING = (
+    r"decreas\w*|declin\w*|f[ae]ll|falling|fallen|drop\w*|shr[iu]nk\w*|plung\w*|slump\w*"
+    r"|(?:went|go|gone|going|moved?) down"
+)
 _GROWTH = re.compile(
-    r"\b(?:grow\w*|grew|growth|increas\w*|decreas\w*|declin\w*|ris(?:e|es|en|ing)|rose"
-    r"|f[ae]ll|falling|fallen|drop\w*|jump\w*|climb\w*|surg\w*|ramp\w*|shr[iu]nk\w*|soar\w*"
-    r"|plung\w*|slump\w*|(?:went|go|gone|going|moved?) (?:up|down)|up|down"
-    r"|yoy|year[\s-]+(?:over|on)[\s-]+year)\b",
-    re.I,
+    rf"\b(?:{_RISING}|{_FALLING}|up|down|yoy|year[\s-]+(?:over|on)[\s-]+year)\b", re.I
 )
 # A question asked to be answered yes or no opens with its auxiliary verb.
 _YES_NO = re.compile(
     r"^\s*(?:has|have|had|did|does|do|is|was|were|are|will|would|could|can)\b", re.I
 )
-_UP = re.compile(
-    r"\b(?:increas\w*|gr[eo]w\w*|ris(?:e|es|en|ing)|rose|climb\w*|jump\w*|improv\w*|go up"
-    r"|gone up|went up|higher|more)\b",
-    re.I,
-)
-_DOWN = re.compile(
-    r"\b(?:decreas\w*|declin\w*|f[ae]ll\w*|drop\w*|shr[iu]nk\w*|reduc\w*|lower|less|go down"
-    r"|gone down|went down)\b",
-    re.I,
-)
+_UP = re.compile(rf"\b(?:{_RISING}|improv\w*|higher|more)\b", re.I)
+_DOWN = re.compile(rf"\b(?:{_FALLING}|reduc\w*|lower|less)\b", re.I)
 
 
 def _yes_no_direction(question: str) -> Literal["up", "down"] | None:

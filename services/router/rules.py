@@ -466,13 +466,13 @@ _VERB_METRICS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def understand(question: str, directory: CompanyDirectory, finder: MetricFinder) -> Understanding:
-    # Slips of the keyboard are put right before anything is read, so cues, metrics and
-    # periods all read the words meant ("earnigns", "recieved"); company names stay as they
-    # are for the directory's own correction.
-    _, misspelt_names = directory.correct(question)
-    keep = directory.words | {written.lower() for written in misspelt_names}
-    question, slips = catalog_speller().correct(question, keep=keep)
     corrected, corrections = directory.correct(question)
+    # Slips of the keyboard are put right before anything is read, so cues, metrics and
+    # periods all read the words meant ("earnigns", "recieved"); company names are the
+    # directory's to correct, and the question keeps them as written.
+    speller = catalog_speller()
+    corrected, slips = speller.correct(corrected, keep=directory.words)
+    question = speller.apply(question, slips)
     corrected = distributed(corrected, finder.resolver)
     mentions = directory.mentions(corrected)
     symbols: list[str] = []

@@ -133,6 +133,13 @@ class Speller:
 
         return _WORD.sub(fix, text), corrections
 
+    @staticmethod
+    def apply(text: str, corrections: dict[str, str]) -> str:
+        """`text` with slips already found elsewhere put right, word for word."""
+        if not corrections:
+            return text
+        return _WORD.sub(lambda match: corrections.get(match.group(0), match.group(0)), text)
+
 
 @functools.cache
 def catalog_speller() -> Speller:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import defaultdict
 from typing import Any
 
 from services.tools.fiscal_periods import period_label
@@ -196,16 +197,16 @@ async def get_financial_metrics(
         facts.extend(stated)
         for source in stated_sources:
             sources.setdefault(source.source_id, source)
+        stated_years: dict[tuple[str, str], list[int]] = defaultdict(list)
         for fact in stated:
             names.setdefault(fact.symbol, fact.company)
             found.add((fact.symbol, fact.metric, fact.fiscal_year, 0))
-            span = held.setdefault(
-                (fact.symbol, fact.metric),
-                {"first_year": fact.fiscal_year, "latest_year": fact.fiscal_year},
-            )
-            if isinstance(span, dict):
-                span["first_year"] = min(span["first_year"], fact.fiscal_year)
-                span["latest_year"] = max(span["latest_year"], fact.fiscal_year)
+            stated_years[(fact.symbol, fact.metric)].append(fact.fiscal_year)
+        for key, years in stated_years.items():
+            # What is held is what XBRL holds and what the statements state, together.
+            if key in held:
+                years = [*years, held[key]["first_year"], held[key]["latest_year"]]
+            held[key] = {"first_year": min(years), "latest_year": max(years)}
     if args.limit is not None:
         facts = latest_periods(facts, args.limit)
     # Order as asked: company, then metric, then period.
