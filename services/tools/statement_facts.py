@@ -24,7 +24,7 @@ from shared.metric_catalog import METRICS_BY_ID
 from shared.tools import GetFinancialMetricsArgs
 
 STATEMENT_FIGURES_SQL = """
-SELECT f.symbol, f.metric, f.statement, f.label, f.period_end, f.months, f.fiscal_year,
+SELECT f.symbol, f.metric, f.statement, f.period_end, f.months, f.fiscal_year,
        f.value, f.unit, f.page, f.document_id::text AS document_id, d.title, d.form, d.filed,
        d.period_end AS document_period_end, coalesce(c.display_name, f.symbol) AS company
 FROM statement_figures f
@@ -38,14 +38,13 @@ _PROVENANCE = "statement:"
 
 @dataclass(frozen=True)
 class StatementCell:
-    """Where a statement figure stands: its filing, page and line."""
+    """Where a statement figure stands: its filing and page."""
 
     document_id: str
     title: str
     form: str | None
     filed: date | None
     page: int
-    label: str
     company: str
 
 
@@ -96,16 +95,17 @@ def statement_records(
             form=row["form"],
             filed=row["filed"],
             page=row["page"],
-            label=row["label"],
             company=row["company"],
         )
     return list(records.values()), cells
 
 
 def _source(cell: StatementCell) -> Source:
+    # One source per statement page: the lines read on it are cited by their page alone, so
+    # no line's label stands for another's.
     return Source(
         source_id=f"doc:{cell.document_id}:p{cell.page}",
-        label=f"{cell.title}, page {cell.page} ({cell.label})",
+        label=f"{cell.title}, page {cell.page}",
         form=cell.form,
         page=cell.page,
         filed=cell.filed,
