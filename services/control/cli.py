@@ -17,12 +17,10 @@ import httpx
 from pydantic import SecretStr
 
 from services.control.portfolio_commands import (
-    DEMO_KEY_FILE,
     add_ask_identity,
     add_portfolio_commands,
     ask_headers,
     demo_at_start,
-    prepare_demo,
 )
 from services.control.progress import Progress, Step
 from services.control.servers import NatsServer, PostgresServer, ServerError, port_is_open
@@ -667,21 +665,30 @@ def _on_a_database(
 
 
 def command_eval_documents(args: argparse.Namespace, settings: ControlSettings) -> int:
-    """`finq eval documents`: on a database of its own unless --dsn names one. Exit 1 when
-    an answer raised."""
-    from services.control.document_eval import evaluate_documents
+    """`finq eval documents`: through a pipeline of its own (kept under --home when given),
+    or with --passages the passage answerer alone on a database of its own unless --dsn names
+    one. Exit 1 when an answer raised or finq could not start."""
+    from services.control.document_eval import evaluate_documents, evaluate_documents_in_pipeline
 
     data_dir = _filings_data_dir(args, settings)
     if data_dir is None:
         return 1
     report_path = Path(args.report) if args.report else None
     split = args.split or "all"
-    report = _on_a_database(
+    if not args.passages:
+        home = Path(args.home) if args.home else None
+        try:
+            report = evaluate_documents_in_pipeline(data_dir, report_path, split, home)
+        except ServerError as error:
+            print(f"finq could not start: {error}", file=sys.stderr)
+            return 1
+        return 1 if report.overall.errors else 0
+    passages = _on_a_database(
         args.dsn,
         "finq-eval-documents-",
         lambda dsn: evaluate_documents(dsn, data_dir, report_path, split),
     )
-    return 1 if report is None or report.overall.errors else 0
+    return 1 if passages is None or passages.overall.errors else 0
 
 
 def command_eval(args: argparse.Namespace, settings: ControlSettings) -> int:
@@ -763,14 +770,9 @@ def command_eval_retrieval(args: argparse.Namespace, settings: ControlSettings) 
     return 0 if met else 1
 
 
-EVAL_READY_SECONDS = 360
-
-
 def command_eval_golden(args: argparse.Namespace) -> int:
     """`finq eval`: the golden questions scored; `--write-levels` records what every bundled
     question measured as eval_levels.json, `--check-levels` exits 1 below those levels."""
-    import tempfile
-
     from services.control.evaluation import (
         LEVELS_FILE,
         build_report,
@@ -783,7 +785,7 @@ def command_eval_golden(args: argparse.Namespace) -> int:
         write_levels,
         write_report,
     )
-    from services.control.servers import free_port
+    from services.control.own_pipeline import own_pipeline
 
     if (args.write_levels or args.check_levels) and (
         args.url or args.golden or args.split != "all"
@@ -803,51 +805,20 @@ def command_eval_golden(args: argparse.Namespace) -> int:
             run_golden(args.url, questions, args.concurrency, progress=progress, key=args.key)
         )
     else:
-        # A pipeline of its own in a temporary folder, so a running `finq up` is untouched.
-        home = Path(tempfile.mkdtemp(prefix="finq-eval-"))
-        postgres = PostgresServer(home / "postgres", free_port())
-        nats = NatsServer(home / "nats", free_port())
-        supervisor: Supervisor | None = None
         try:
-            print(f"starting a pipeline of its own under {home}", flush=True)
-            with progress.waiting(f"waiting for PostgreSQL on port {postgres.port}"):
-                postgres.start()
-            with progress.waiting(f"waiting for NATS on port {nats.port}"):
-                nats.start()
-            asyncio.run(
-                prepare_database(postgres.dsn, service_dsn=postgres.service_dsn, progress=progress)
-            )
-            # The portfolio questions ask about the demo user's accounts, as in `finq up`.
-            print("\n".join(asyncio.run(prepare_demo(postgres.dsn, home))), flush=True)
-            demo_key = (home / DEMO_KEY_FILE).read_text().strip()
-            port = free_port()
-            url = f"http://127.0.0.1:{port}"
-            env = {
-                **os.environ,
-                "FINQ_NATS_URL": nats.url,
-                "FINQ_DATABASE_URL": postgres.service_dsn,
-                "FINQ_GATEWAY_HOST": "127.0.0.1",
-                "FINQ_GATEWAY_PORT": str(port),
-                "FINQ_LOG_LEVEL": "WARNING",
-                # The demo user asks about a thousand questions as fast as they are answered.
-                "FINQ_GATEWAY_RATE_PER_MINUTE": "1000000",
-            }
-            supervisor = Supervisor(home / "logs", env, stage_env=nats.credentials_env)
-            supervisor.start()
-            # Longer than `finq up` waits: an evaluation is often run beside other work, and
-            # the stages' first model loads and embeddings are slow on a busy machine.
-            wait_until_ready(url, supervisor, timeout=EVAL_READY_SECONDS, progress=progress)
-            outcomes = asyncio.run(
-                run_golden(url, questions, args.concurrency, progress=progress, key=demo_key)
-            )
+            with own_pipeline(progress) as pipeline:
+                outcomes = asyncio.run(
+                    run_golden(
+                        pipeline.url,
+                        questions,
+                        args.concurrency,
+                        progress=progress,
+                        key=pipeline.key,
+                    )
+                )
         except ServerError as error:
             print(f"finq could not start: {error}", file=sys.stderr)
             return 1
-        finally:
-            if supervisor is not None:
-                supervisor.stop()
-            nats.stop()
-            postgres.stop()
     report = build_report(outcomes)
     print(format_report(report))
     if args.report:
@@ -1270,6 +1241,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--data-dir", help="retrieval: the reference data (../shared/data)")
     evaluate.add_argument("--dsn", help="retrieval: a database to use instead of its own")
+    evaluate.add_argument(
+        "--passages",
+        action="store_true",
+        help="documents: answer with search and the passage answerer alone, not the pipeline",
+    )
+    evaluate.add_argument(
+        "--home",
+        help="documents: the folder of the pipeline's own servers, kept between runs so the "
+        "filings are read once (default: a new temporary folder)",
+    )
     evaluate.add_argument("--url", help="a running gateway (default: start one of its own)")
     evaluate.add_argument("--golden", help="golden questions JSONL (default: the bundled set)")
     evaluate.add_argument("--report", help="write the JSON report here")

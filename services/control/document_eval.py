@@ -1,11 +1,13 @@
-"""`finq eval documents`: questions about what a filing says, answered offline by
-search_documents and the passage answerer, scored on the answer itself.
+"""`finq eval documents`: questions about what a filing says, asked of finq as a user asks
+them, scored on the answer itself.
 
 Each question (services/control/document_questions.jsonl, written by the team) names the
 filing, the pages its answer stands on and one or more strings the answer must contain, as
 the filing writes them ("164,000", "March 21, 2024", "uncertain tax positions"). It is
-searched with the company, form and fiscal year it names as filters (what the router passes),
-answered with `compose_passages_answer`, and checked by the validator. Reported per split
+asked through a pipeline of its own (gateway, router, tools, answerer, validator) holding
+those filings as public filings, text and statements; `--passages` instead searches with the
+company, form and fiscal year it names as filters and answers with the passage answerer
+alone, as finq did before it read statements. Reported per split
 (`dev`, the questions tuning may look at; `heldout`, the ones it must not) and per kind of
 answer (a prose sentence or a table row): answer accuracy (every expected string in the
 answer), grounding (the validator passed it), and hit@1 / hit@k of an expected page among the
@@ -289,6 +291,13 @@ def document_report_json(report: DocumentReport) -> dict[str, Any]:
     }
 
 
+def _report_out(report: DocumentReport, report_path: Path | None) -> None:
+    print(format_document_report(report))
+    if report_path is not None:
+        report_path.write_text(json.dumps(document_report_json(report), indent=2))
+        print(f"wrote {report_path}")
+
+
 async def evaluate_documents(
     dsn: str,
     data_dir: Path,
@@ -296,9 +305,9 @@ async def evaluate_documents(
     split: Split | Literal["all"] = "all",
     questions_path: Path | None = None,
 ) -> DocumentReport:
-    """Ingest the filings the questions are about (kept if already held), then answer each
-    offline: search_documents with the question's filters, then the passage answerer, then
-    the validator."""
+    """The passage answerer alone: ingest the filings the questions are about (kept if
+    already held), then answer each offline with search_documents given the question's
+    filters, the passage answerer and the validator."""
     from services.answerer.passages import compose_passages_answer
     from services.control.retrieval_eval import ingest_evaluation_filings
     from services.tools.document_search import DocumentSearch
@@ -339,9 +348,70 @@ async def evaluate_documents(
         report = await score_documents(questions, answer)
     finally:
         await pool.close()
-    print(format_document_report(report))
-    if report_path is not None:
-        text = json.dumps(document_report_json(report), indent=2)
-        await asyncio.to_thread(report_path.write_text, text)
-        print(f"wrote {report_path}")
+    _report_out(report, report_path)
+    return report
+
+
+def cited_pages(body: dict[str, Any], names: dict[str, str]) -> tuple[RankedHit, ...]:
+    """The pages an answer cites, as the evaluation ranks them: a citation of a held
+    document ("doc:<id>:…" with a page) under that document's file name, in citing order."""
+    hits: list[RankedHit] = []
+    for citation in body.get("citations", []):
+        source = str(citation.get("source_id", ""))
+        page = citation.get("page")
+        if not source.startswith("doc:") or not page:
+            continue
+        document_id = source.split(":")[1]
+        hits.append(RankedHit(names.get(document_id, document_id), int(page), None))
+    return tuple(hits)
+
+
+def evaluate_documents_in_pipeline(
+    data_dir: Path,
+    report_path: Path | None,
+    split: Split | Literal["all"] = "all",
+    home: Path | None = None,
+    questions_path: Path | None = None,
+) -> DocumentReport:
+    """Every question asked of a pipeline of its own (under `home`, kept between runs when
+    given, so the filings are read once) that holds the questions' filings as public
+    filings, as the demo user; hits are the pages the answer cites."""
+    import httpx
+
+    from services.control.own_pipeline import own_pipeline
+    from services.control.progress import Progress
+    from services.control.retrieval_eval import ingest_evaluation_filings
+    from shared.db import create_pool
+    from shared.embeddings import EmbeddingSettings, load_embedder
+
+    questions = load_document_questions(questions_path, split)
+    names: dict[str, str] = {}
+
+    async def load_filings(owner_dsn: str) -> None:
+        pool = await create_pool(owner_dsn, min_size=1, max_size=4)
+        try:
+            embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
+            needed = sorted({(q.symbol, q.document) for q in questions})
+            ids = await ingest_evaluation_filings(pool, embedder, data_dir, needed)
+        finally:
+            await pool.close()
+        names.update({document_id: name for name, document_id in ids.items()})
+
+    async def ask_all(url: str, key: str) -> DocumentReport:
+        headers = {"Authorization": f"Bearer {key}"}
+        async with httpx.AsyncClient(base_url=url, timeout=120.0, headers=headers) as client:
+
+            async def answer(question: DocumentQuestion) -> AnsweredQuestion:
+                response = await client.post("/v1/ask", json={"question": question.question})
+                response.raise_for_status()
+                body = response.json()
+                return AnsweredQuestion(
+                    body["answer"], cited_pages(body, names), body["validation"]["passed"]
+                )
+
+            return await score_documents(questions, answer)
+
+    with own_pipeline(Progress(), home, load_filings) as pipeline:
+        report = asyncio.run(ask_all(pipeline.url, pipeline.key))
+    _report_out(report, report_path)
     return report

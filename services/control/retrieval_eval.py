@@ -182,13 +182,15 @@ def _form_and_year(doc_name: str, document: dict[str, Any] | None) -> tuple[str,
 
 async def ingest_evaluation_filings(
     pool: Any, embedder: Any, data_dir: Path, needed: Iterable[tuple[str, str]]
-) -> None:
+) -> dict[str, str]:
     """Load the filings an evaluation asks about, (ticker, file name) under
     data_dir/filings/<TICKER>/, into the filings collection; a file already held as it is
-    is kept, so a second run over the same database is quick."""
+    is kept, so a second run over the same database is quick. Each file name's document
+    id."""
     from services.ingest.documents import ingest_file
     from shared.tools import FILINGS_COLLECTION
 
+    ids: dict[str, str] = {}
     for symbol, name in needed:
         path = data_dir / "filings" / symbol / name
         stored = await ingest_file(
@@ -196,6 +198,8 @@ async def ingest_evaluation_filings(
         )
         how = "held" if stored.reused else f"{stored.seconds:.1f} s"
         print(f"{stored.title}: {stored.chunks} chunks ({how})", flush=True)
+        ids[name] = stored.document_id
+    return ids
 
 
 def filters_for(question: RetrievalQuestion) -> SearchFilters:
