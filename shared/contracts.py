@@ -125,6 +125,18 @@ class FormulaInput(Contract):
     period_type: Literal["annual", "quarterly", "ttm"] = "annual"
     fiscal_year: int
     fiscal_quarter: int | None = None
+    # The page of the filing statement the figure was read from: shown as the statement
+    # writes it ("$88,265 million"), where it can be checked.
+    page: int | None = None
+
+
+class FigureElsewhere(Contract):
+    """The same figure as another source gives it, where the two disagree beyond rounding
+    (a filing's own statement and the XBRL data, or a later filing's restatement): the
+    answer says both, each with its source."""
+
+    value: float
+    source_id: str
 
 
 class Fact(Contract):
@@ -146,6 +158,7 @@ class Fact(Contract):
     # ("gross_profit / revenue * 100"); None, with no inputs, for a figure read from a filing.
     formula: str | None = None
     inputs: list[FormulaInput] = Field(default_factory=list)
+    differs: FigureElsewhere | None = None
 
 
 class ToolError(Contract):

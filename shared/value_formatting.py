@@ -8,6 +8,11 @@ cap (see `_ROUNDING_BUDGET`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shared.contracts import Fact
+
 # Rounding we allow ourselves when shortening a figure, relative to its value. Half the
 # validator's 2% cap, so float noise at the boundary can never make our own text fail.
 _ROUNDING_BUDGET = 0.01
@@ -81,3 +86,28 @@ def format_value(value: float, unit: str) -> str:
     if unit == "days":
         return f"{_fixed(value, 1)} days"
     return f"{_fixed(value, 2)} {unit}"
+
+
+def format_as_stated(value: float, unit: str) -> str:
+    """A figure read from a filing's statement, as the statement writes it, in its scale:
+    "$16,047 million" for a cell of a table in millions, "$23.01" per share; a figure that
+    is no whole number of thousands is written as any other."""
+    whole = round(value)
+    if unit != "USD" or abs(value - whole) > 1e-6 or abs(whole) < 1_000:
+        return format_value(value, unit)
+    for divisor, word in ((1_000_000, "million"), (1_000, "thousand")):
+        if whole % divisor == 0:
+            return _signed(value, f"${abs(whole) // divisor:,} {word}")
+    return format_value(value, unit)
+
+
+# A fact read from a cell of a filing's own statement is cited by that page: "doc:<id>:p<n>".
+_STATEMENT_SOURCE = "doc:"
+
+
+def format_fact_value(fact: Fact) -> str:
+    """A fact's value: as its statement writes it when read from one (a reader checks it
+    against the cited page), else in finq's own way."""
+    if fact.formula is None and fact.source_id.startswith(_STATEMENT_SOURCE):
+        return format_as_stated(fact.value, fact.unit)
+    return format_value(fact.value, fact.unit)

@@ -11,7 +11,7 @@ from collections import defaultdict
 from shared.contracts import Fact
 from shared.english import possessive
 from shared.metric_catalog import mid_sentence
-from shared.value_formatting import format_value
+from shared.value_formatting import format_fact_value
 
 
 def _period_words(fact: Fact) -> str:
@@ -42,19 +42,17 @@ def compose_comparisons(facts: list[Fact]) -> list[str]:
             if top.value == other.value:
                 sentence = (
                     f"In {when}, {possessive(top.company)} and {possessive(other.company)} "
-                    f"{label} were the same: {format_value(top.value, top.unit)}."
+                    f"{label} were the same: {format_fact_value(top)}."
                 )
             else:
                 # No parentheses around figures: "($1.2 billion)" reads as a negative amount.
                 sentence = (
                     f"In {when}, {possessive(top.company)} {label} was higher than "
-                    f"{possessive(other.company)}: {format_value(top.value, top.unit)} against "
-                    f"{format_value(other.value, other.unit)}."
+                    f"{possessive(other.company)}: {format_fact_value(top)} against "
+                    f"{format_fact_value(other)}."
                 )
         else:
-            order = ", ".join(
-                f"{fact.company} at {format_value(fact.value, fact.unit)}" for fact in ranked
-            )
+            order = ", ".join(f"{fact.company} at {format_fact_value(fact)}" for fact in ranked)
             sentence = f"In {when}, from highest to lowest {label}: {order}."
         ends = {fact.period_end for fact in group}
         if len(ends) > 1:

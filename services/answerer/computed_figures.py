@@ -17,7 +17,7 @@ from services.answerer.intent_answers import fiscal_period
 from shared.contracts import Fact, FormulaInput, Understood
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
-from shared.value_formatting import format_value
+from shared.value_formatting import format_fact_value, format_value
 
 _MONTH_WORDS = {3: "three", 6: "six", 9: "nine", 12: "twelve"}
 
@@ -127,7 +127,7 @@ def year_to_date(facts: list[Fact], understood: Understood) -> tuple[list[Fact],
             inputs=[_input(f"q{q}", quarters[q]) for q in wanted],
         )
         totals.append(total)
-        terms = " + ".join(format_value(part.value, part.unit) for part in parts)
+        terms = " + ".join(format_fact_value(part) for part in parts)
         sentences.append(
             f"{possessive(last.company)} {mid_sentence(last.metric_label)} for the {label} "
             f"(Q1 to Q{last.fiscal_quarter} of fiscal {year}) was "
@@ -231,7 +231,7 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
             # Signed, as the validator holds the difference: "changed by -$5.2 billion".
             sentences.append(
                 f"{opening} changed by {format_value(difference, last.unit)}: "
-                f"{format_value(last.value, last.unit)} − {format_value(first.value, first.unit)}."
+                f"{format_fact_value(last)} − {format_fact_value(first)}."
             )
         if as_percent and first.value > 0:
             consecutive = last.fiscal_year - first.fiscal_year == 1 and last.period_type == "annual"
@@ -288,7 +288,7 @@ def across_companies(facts: list[Fact], understood: Understood) -> tuple[list[Fa
             continue
         first, second = named[0], named[1]
         label, when = mid_sentence(first.metric_label), fiscal_period(first)
-        shown = [format_value(f.value, f.unit) for f in named]
+        shown = [format_fact_value(f) for f in named]
         if operation.kind == "sum":
             taken, terms, joiner = named, [f"company_{i}" for i in range(len(named))], "+"
             value, unit = sum(f.value for f in named), first.unit
@@ -364,7 +364,7 @@ def _percent_change(
     )
     sentence = (
         f"{opening} changed by {format_value(value, '%')}: "
-        f"({format_value(later.value, later.unit)} / {format_value(earlier.value, earlier.unit)}"
+        f"({format_fact_value(later)} / {format_fact_value(earlier)}"
         " - 1) × 100."
     )
     return fact, sentence
@@ -401,7 +401,7 @@ def ratio_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact]
         sentences.append(
             f"In {fiscal_period(part)}, {possessive(part.company)} {part_label} was "
             f"{format_value(value, '%')} of its {whole_label}: "
-            f"{format_value(part.value, part.unit)} / {format_value(whole.value, whole.unit)} "
+            f"{format_fact_value(part)} / {format_fact_value(whole)} "
             "× 100."
         )
     return ratios, sentences

@@ -18,7 +18,13 @@ from functools import lru_cache
 from shared.contracts import Citation, Fact, FormulaInput, Source
 from shared.english import possessive
 from shared.metric_catalog import mid_sentence
-from shared.value_formatting import format_in_words, format_per_share, format_value
+from shared.value_formatting import (
+    format_as_stated,
+    format_fact_value,
+    format_in_words,
+    format_per_share,
+    format_value,
+)
 
 
 def _when(fact: Fact) -> str:
@@ -115,6 +121,8 @@ def _input_value(item: FormulaInput) -> str:
     # A share count reads in words inside arithmetic ("15.9 billion"); its label says shares.
     if item.unit == "shares":
         return format_in_words(item.value)
+    if item.page is not None:
+        return format_as_stated(item.value, item.unit)
     return format_value(item.value, item.unit)
 
 
@@ -218,7 +226,7 @@ def arithmetic(fact: Fact) -> str | None:
     # would only repeat it.
     if isinstance(tree, ast.Name | ast.Subscript):
         return text
-    return f"{text} = {format_value(fact.value, fact.unit)}"
+    return f"{text} = {format_fact_value(fact)}"
 
 
 def compose_metric_answer(
@@ -235,15 +243,35 @@ def compose_metric_answer(
         worked = arithmetic(fact)
         sentences.append(
             f"{possessive(fact.company)} {mid_sentence(fact.metric_label)} {_when(fact)} was "
-            f"{format_value(fact.value, fact.unit)}{_provenance(source)}"
+            f"{format_fact_value(fact)}{_provenance(source)}"
             f"{f': {worked}' if worked else ''}."
         )
         if source is not None and source.source_id not in citations:
             citations[source.source_id] = _citation(fact, source)
+        if fact.differs is not None:
+            sentences.append(_differs_sentence(fact, by_id, citations))
     sentences.extend(_missing_sentences(missing))
     if not sentences:
         sentences.append("No figures were found for this question.")
     return " ".join(sentences), list(citations.values())
+
+
+def _differs_sentence(fact: Fact, by_id: dict[str, Source], citations: dict[str, Citation]) -> str:
+    """What the other source gives for a figure two sources disagree on, cited."""
+    assert fact.differs is not None
+    other = fact.differs
+    source = by_id.get(other.source_id)
+    if source is not None and source.source_id not in citations:
+        citations[source.source_id] = _citation(fact, source)
+    if other.source_id.startswith("doc:"):
+        return (
+            f"The filing's own statement gives {format_as_stated(other.value, fact.unit)}"
+            f"{_provenance(source)}: the two sources disagree."
+        )
+    return (
+        f"SEC's XBRL data gives {format_value(other.value, fact.unit)}{_provenance(source)}: "
+        "the two sources disagree."
+    )
 
 
 def compose_series_answer(
@@ -269,7 +297,7 @@ def compose_series_answer(
             rest.extend(group)
             continue
         group.sort(key=lambda f: (f.fiscal_year, f.fiscal_quarter or 0))
-        items = [f"{_when(f).removeprefix('in ')} {format_value(f.value, f.unit)}" for f in group]
+        items = [f"{_when(f).removeprefix('in ')} {format_fact_value(f)}" for f in group]
         first = group[0]
         sentences.append(
             f"{possessive(first.company)} {mid_sentence(first.metric_label)}: {'; '.join(items)}."

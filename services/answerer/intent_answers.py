@@ -13,7 +13,7 @@ from shared.contracts import Fact, MetricInfo, ToolError, Understood
 from shared.english import possessive
 from shared.formula_words import formula_in_words, in_words
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
-from shared.value_formatting import format_value
+from shared.value_formatting import format_fact_value
 
 
 def compose_definition(metrics: list[MetricInfo]) -> str:
@@ -73,13 +73,11 @@ def compose_trend(facts: list[Fact]) -> list[str]:
         sentence = (
             f"From {fiscal_period(first)} to {fiscal_period(last)}, "
             f"{possessive(first.company)} {label} {direction} from "
-            f"{format_value(first.value, first.unit)} to {format_value(last.value, last.unit)}"
+            f"{format_fact_value(first)} to {format_fact_value(last)}"
         )
         peak = max(points, key=lambda f: f.value)
         if peak is not last and peak is not first:
-            sentence += (
-                f"; its highest was {format_value(peak.value, peak.unit)} in {fiscal_period(peak)}"
-            )
+            sentence += f"; its highest was {format_fact_value(peak)} in {fiscal_period(peak)}"
         sentences.append(sentence + ".")
     return sentences
 

@@ -36,7 +36,7 @@ from shared.contracts import (
     ToolsCompleted,
 )
 from shared.model_calls import observed_model_call
-from shared.value_formatting import format_value
+from shared.value_formatting import format_fact_value
 
 log = structlog.get_logger()
 
@@ -99,7 +99,7 @@ def _fact_line(fact: Fact) -> dict[str, Any]:
         "metric": fact.metric_label,
         "period": fact.period,
         "period_end": fact.period_end.isoformat(),
-        "value": format_value(fact.value, fact.unit),
+        "value": format_fact_value(fact),
     }
 
 

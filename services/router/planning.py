@@ -238,6 +238,10 @@ def plan_figures(intent: Intent, planning: Planning) -> RouteDecided:
         "period": understanding.periods.period or "annual",
         **period_arguments(understanding.periods),
     }
+    filing = understanding.filing
+    if filing is not None and arguments["period"] != "ttm":
+        # "per the 10-K": the figures as that filing's statements state them, where held.
+        arguments["as_filed"] = {"form": filing.form, "fiscal_year": filing.fiscal_year}
     return validated_plan(planning, intent, [(GET_FINANCIAL_METRICS, arguments)])
 
 
@@ -300,7 +304,9 @@ def plan_filing_search(intent: Intent, planning: Planning) -> RouteDecided:
     scope.symbols = list(understanding.symbols)
     scope.forms = list(understanding.forms)
     periods = understanding.periods
-    if periods.fiscal_years:
+    if understanding.filing is not None and understanding.filing.fiscal_year is not None:
+        scope.fiscal_year = understanding.filing.fiscal_year  # the filing named by its year
+    elif periods.fiscal_years:
         # The filing of the latest year asked holds the years before it too.
         scope.fiscal_year = max(periods.fiscal_years)
     if periods.fiscal_quarters and len(periods.fiscal_quarters) == 1:

@@ -22,6 +22,7 @@ from services.router.coverage import (
     locate,
     unread_matters,
 )
+from services.router.filing_reference import FilingNamed, filing_named
 from services.router.fiscal_calendar import FiscalCalendar
 from services.router.metric_finding import MetricFinder, MetricMatches, distributed
 from services.router.operations import read_operation, sum_of_parts
@@ -402,6 +403,8 @@ class Understanding:
     matches: MetricMatches
     periods: Periods
     forms: list[str]
+    # The filing the question takes its figures from ("per the 2017 10-K"), if it names one.
+    filing: FilingNamed | None = None
     growth: bool = False
     corrections: dict[str, str] = field(default_factory=dict)  # misspelt company names
     slips: dict[str, str] = field(default_factory=dict)  # other misspelt words, put right
@@ -485,6 +488,16 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
     # Read on the corrected text, so every span lines up with the company mentions (a
     # corrected name may be shorter than the misspelling).
     periods = find_periods(corrected, latest, directory.calendar(symbols))
+    filing = filing_named(corrected)
+    if filing is not None and filing.year_span is not None:
+        # The year beside the filing's name is the filing's; the periods asked are the
+        # others, when the question names any ("the 2017 10-K's figure for 2016").
+        beside = find_periods(
+            _blanked(corrected, [filing.year_span]), latest, directory.calendar(symbols)
+        )
+        if beside.spans:
+            periods = beside
+            periods.spans = sorted([*periods.spans, filing.year_span])
     # What the period grammar read is not a metric phrase: "March" in "the March quarter".
     # How the answer is to be given ("round to one decimal place", "in USD millions") says
     # nothing of which figure: read, and kept from the metric finder.
@@ -603,6 +616,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         matches=matches,
         periods=periods,
         forms=find_forms(question),
+        filing=filing,
         growth=metrics != matches.metrics
         or bool(_GROWTH_WORDS.search(question))
         or (operation is not None and operation.kind == "change"),
@@ -853,6 +867,10 @@ def score_intents(understanding: Understanding) -> dict[str, float]:
     if figures and not symbols and scores["definition"] <= 0:
         # A figure named without a company is a lookup waiting for one ("revenue?").
         scores["metric_lookup"] += 1.0
+    if figures and understanding.filing is not None:
+        # A figure "per the 10-K" names the filing as its source: the figure is asked, not
+        # which filings there are or when they were filed.
+        scores["filings"] -= 2.0
     if figures:
         scores["price"] -= 3.0
         if not symbols and scores["definition"] > 0:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from services.tools.fiscal_periods import period_label
 from services.tools.holdings import describe_holdings
 from services.tools.metric_values import MetricValueCache
 from services.tools.sql import Fetcher
-from services.tools.statement_facts import STATEMENT_FIGURES_SQL, statement_facts
+from services.tools.statement_facts import STATEMENT_FIGURES_SQL, disagree, statement_facts
 from services.tools.tool_deps import ToolDeps
-from shared.contracts import Fact, FormulaInput, Source, ToolResult
+from shared.contracts import Fact, FigureElsewhere, FormulaInput, Source, ToolResult
 from shared.db import acting_as
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
@@ -185,28 +186,27 @@ async def get_financial_metrics(
                 inputs=inputs,
             )
         )
-    wanted = {
+    asked = {
         (symbol, metric, year)
         for symbol in args.symbols
         for metric in args.metrics
         for year in args.fiscal_years or []
-    } - {(symbol, metric, year) for symbol, metric, year, _ in found}
-    if statements is not None and wanted and args.period == "annual":
-        rows_read = await statements.fetch(STATEMENT_FIGURES_SQL, sorted({s for s, _, _ in wanted}))
-        stated, stated_sources = statement_facts(rows_read, args, wanted)
-        facts.extend(stated)
-        for source in stated_sources:
-            sources.setdefault(source.source_id, source)
-        stated_years: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for fact in stated:
-            names.setdefault(fact.symbol, fact.company)
-            found.add((fact.symbol, fact.metric, fact.fiscal_year, 0))
-            stated_years[(fact.symbol, fact.metric)].append(fact.fiscal_year)
-        for key, years in stated_years.items():
-            # What is held is what XBRL holds and what the statements state, together.
-            if key in held:
-                years = [*years, held[key]["first_year"], held[key]["latest_year"]]
-            held[key] = {"first_year": min(years), "latest_year": max(years)}
+    }
+    if statements is not None and asked and args.period == "annual":
+        rows_read = await statements.fetch(STATEMENT_FIGURES_SQL, list(args.symbols))
+        if rows_read:
+            facts, stated = with_statements(facts, sources, rows_read, args, asked)
+            for fact in stated:
+                names.setdefault(fact.symbol, fact.company)
+                found.add((fact.symbol, fact.metric, fact.fiscal_year, 0))
+            stated_years: dict[tuple[str, str], list[int]] = defaultdict(list)
+            for fact in stated:
+                stated_years[(fact.symbol, fact.metric)].append(fact.fiscal_year)
+            for key, years in stated_years.items():
+                # What is held is what XBRL holds and what the statements state, together.
+                if key in held:
+                    years = [*years, held[key]["first_year"], held[key]["latest_year"]]
+                held[key] = {"first_year": min(years), "latest_year": max(years)}
     if args.limit is not None:
         facts = latest_periods(facts, args.limit)
     # Order as asked: company, then metric, then period.
@@ -229,6 +229,43 @@ async def get_financial_metrics(
         sources=list(sources.values()),
         missing=describe_missing(args, names, held, found, holdings),
     )
+
+
+def with_statements(
+    facts: list[Fact],
+    sources: dict[str, Source],
+    rows: Sequence[Any],
+    args: GetFinancialMetricsArgs,
+    asked: set[tuple[str, str, int]],
+) -> tuple[list[Fact], list[Fact]]:
+    """The XBRL facts joined with what the filings' statements state of the periods asked
+    (`sources` gains theirs): a figure no XBRL fact holds comes from the statements; one
+    asked "as filed" (args.as_filed) comes from the statement where it states it; and where
+    a statement and the XBRL data disagree beyond rounding, the figure shown carries the
+    other (Fact.differs). All facts, and those taken from the statements."""
+    stated, stated_sources = statement_facts(rows, args, asked)
+    for source in stated_sources:
+        sources.setdefault(source.source_id, source)
+    xbrl = {(f.symbol, f.metric, f.fiscal_year): f for f in facts}
+    taken: list[Fact] = []
+    for fact in stated:
+        key = (fact.symbol, fact.metric, fact.fiscal_year)
+        other = xbrl.get(key)
+        if other is None or args.as_filed is not None:
+            shown, elsewhere = fact, other
+            xbrl[key] = fact
+            taken.append(fact)
+        else:
+            shown, elsewhere = other, fact
+        if (
+            elsewhere is not None
+            and fact.formula is None
+            and elsewhere.formula is None
+            and disagree(fact, elsewhere)
+        ):
+            shown.differs = FigureElsewhere(value=elsewhere.value, source_id=elsewhere.source_id)
+    # Order is restored by the caller; which facts are shown is what matters here.
+    return list(xbrl.values()), taken
 
 
 def latest_periods(facts: list[Fact], limit: int) -> list[Fact]:

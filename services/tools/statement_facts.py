@@ -21,12 +21,13 @@ from services.ingest.derived import DerivedValueRecord, derive_metrics
 from services.tools.fiscal_periods import period_label
 from shared.contracts import Fact, FormulaInput, Source
 from shared.metric_catalog import METRICS_BY_ID
-from shared.tools import GetFinancialMetricsArgs
+from shared.tools import AsFiled, GetFinancialMetricsArgs
 
 STATEMENT_FIGURES_SQL = """
 SELECT f.symbol, f.metric, f.statement, f.period_end, f.months, f.fiscal_year,
        f.value, f.unit, f.page, f.document_id::text AS document_id, d.title, d.form, d.filed,
-       d.period_end AS document_period_end, coalesce(c.display_name, f.symbol) AS company
+       d.period_end AS document_period_end, d.fiscal_year AS document_fiscal_year,
+       coalesce(c.display_name, f.symbol) AS company
 FROM statement_figures f
 JOIN documents d ON d.id = f.document_id
 LEFT JOIN companies c ON c.symbol = f.symbol
@@ -55,14 +56,28 @@ def _period_type(months: int | None) -> str | None:
     return "quarterly" if months == 3 else None
 
 
+def _filing_rank(row: Any, as_filed: AsFiled | None) -> int:
+    """How well a row's filing is the one asked for: 0 the filing named (by form and year;
+    without a year, the period's own filing), 1 a filing of the form named, 2 any other."""
+    if as_filed is None:
+        return 0
+    form_fits = as_filed.form is None or row["form"] == as_filed.form
+    year = as_filed.fiscal_year if as_filed.fiscal_year is not None else row["fiscal_year"]
+    if form_fits and row["document_fiscal_year"] == year:
+        return 0
+    return 1 if form_fits else 2
+
+
 def statement_records(
-    rows: Sequence[Any],
+    rows: Sequence[Any], as_filed: AsFiled | None = None
 ) -> tuple[list[MetricValueRecord], dict[str, StatementCell]]:
-    """One record per company, metric and period, from the latest filing that states it (a
-    later filing's restated column wins), and where each record's cell stands."""
+    """One record per company, metric and period, from the filing asked for (`as_filed`)
+    when it states it, else from the latest filing that states it (a later filing's
+    restated column wins), and where each record's cell stands."""
     records: dict[tuple[str, str, str, int], MetricValueRecord] = {}
     cells: dict[str, StatementCell] = {}
-    for row in rows:  # newest filing first
+    # Newest filing first as fetched; the filing asked for before all others (stable).
+    for row in sorted(rows, key=lambda row: _filing_rank(row, as_filed)):
         period_type = _period_type(row["months"])
         if period_type is None or row["fiscal_year"] is None:
             continue
@@ -116,8 +131,9 @@ def statement_facts(
     rows: Sequence[Any], args: GetFinancialMetricsArgs, wanted: set[tuple[str, str, int]]
 ) -> tuple[list[Fact], list[Source]]:
     """The asked figures (`wanted`: company, metric, fiscal year) the statements state or
-    their formulas derive from what the statements state."""
-    records, cells = statement_records(rows)
+    their formulas derive from what the statements state, from the filing `args.as_filed`
+    names where it states them."""
+    records, cells = statement_records(rows, args.as_filed)
     derived = derive_metrics(records)
     reported = {(r.symbol, r.metric, r.period_type, r.fiscal_year): r for r in records}
     facts: list[Fact] = []
@@ -150,6 +166,7 @@ def statement_facts(
                         period=period_label(record.period_type, year, 0),
                         period_type=record.period_type,
                         fiscal_year=year,
+                        page=cells[source.provenance].page,
                     )
                 )
             if not cited:
@@ -183,3 +200,23 @@ def statement_facts(
             )
         )
     return facts, list(sources.values())
+
+
+def rounding_of(value: float, unit: str) -> float:
+    """How far a statement's figure may stand from the exact one by its rounding alone: half
+    its last written digit, read from the value (a figure "in millions" is a whole number of
+    millions), half a cent for per-share amounts."""
+    if unit == "USD/share":
+        return 0.005
+    whole = round(abs(value))
+    step = 1
+    while step < 1_000_000 and whole and whole % (step * 10) == 0:
+        step *= 10
+    return step / 2
+
+
+def disagree(statement: Fact, other: Fact) -> bool:
+    """Whether two sources' figures for one period differ by more than the statement's
+    rounding (and float noise)."""
+    allowed = rounding_of(statement.value, statement.unit) + 1e-9 * abs(other.value)
+    return abs(statement.value - other.value) > allowed

@@ -107,6 +107,13 @@ def _figures(facts: Iterable[Fact]) -> list[_Figure]:
             )
             for symbol in [fact.symbol, *sorted(owners)]
         )
+        if fact.differs is not None:
+            # The same figure as the other source gives it, which the answer says beside it.
+            figures.append(
+                _Figure(
+                    *company, fact.metric_label, fact.fiscal_year, fact.differs.value, fact.unit
+                )
+            )
         if not (fact.formula and fact.inputs):
             continue  # no arithmetic is shown for it
         figures.extend(

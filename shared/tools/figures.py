@@ -14,6 +14,17 @@ from shared.tools.spec import FiscalYear, Symbol, ToolArguments, ToolSpec
 GET_FINANCIAL_METRICS = "get_financial_metrics"
 LIST_METRICS = "list_metrics"
 
+# The forms whose statements finq reads into figures.
+FilingForm = Literal["10-K", "10-Q"]
+
+
+class AsFiled(ToolArguments):
+    """The filing whose own statements the figures are taken from: its form (None: either)
+    and its fiscal year (None: each period's own filing, the one that first reported it)."""
+
+    form: FilingForm | None = None
+    fiscal_year: FiscalYear | None = None
+
 
 @functools.cache
 def _argument_resolver() -> MetricResolver:
@@ -59,6 +70,9 @@ class GetFinancialMetricsArgs(ToolArguments):
     last: int | None = Field(default=None, ge=1, le=40)
     # At most this many periods of each figure of each company, the latest kept.
     limit: int | None = Field(default=None, ge=1, le=200)
+    # Figures as a filing's statements state them, each citing its page, where finq holds
+    # that filing; otherwise as the XBRL data holds them.
+    as_filed: AsFiled | None = None
 
     @model_validator(mode="after")
     def periods_are_chosen_one_way(self) -> GetFinancialMetricsArgs:
