@@ -22,7 +22,7 @@ from typing import Literal
 STEM = 5  # words are compared by their first letters: "suppliers" ~ "supplier"
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
-_YEAR_RE = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?![\d,])")
+_YEAR_RE = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?!\d|,\d)")
 _FY_RE = re.compile(r"\bfy ?'?(\d\d)\b", re.IGNORECASE)
 
 # Words that carry no topic in a question about a filing: question filler, and the words

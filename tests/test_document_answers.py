@@ -160,6 +160,8 @@ def test_a_segment_figure_is_the_row_under_its_group_in_the_period_asked() -> No
 
     assert cited == ["doc:northwind:1"]
     assert text.splitlines() == [
+        # The asked figure first, as its row and column name it; the quote beneath.
+        "Asia Pacific, Operating income, 2030: $2,310 [1].",
         "[1] Northwind's 10-K for FY2031, page 49, from the filing's table: "
         "Asia Pacific, Operating income, 2030: $2,310",
         "|  | 2031 | 2030 | 2029 |",
@@ -174,7 +176,8 @@ def test_a_region_net_sales_question_gets_its_row_not_the_total() -> None:
 
     text, _ = answer("Asia Pacific net sales 2031", passages)
 
-    assert text.splitlines()[0].endswith("from the filing's table: Asia Pacific, 2031: 5,200")
+    assert text.splitlines()[0] == "Asia Pacific, 2031: 5,200 [1]."
+    assert text.splitlines()[1].endswith("from the filing's table: Asia Pacific, 2031: 5,200")
     assert "| Asia Pacific (1) | 5,200 | (8)% | 5,650 |" in text
     assert "Total net sales" not in text
 
@@ -295,7 +298,8 @@ async def test_apples_greater_china_net_sales_come_from_the_segment_table(
         apple_fy2024, minilm, "What were Apple's Greater China net sales in fiscal 2024?"
     )
 
-    first = text.splitlines()[0]
+    lead, first = text.splitlines()[:2]
+    assert lead.startswith("Greater China") and "66,952 [1]" in lead
     assert "from the filing's table: " in first
     assert first.endswith("2024: $66,952") or first.endswith("2024: 66,952")
     assert "66,952" in text.splitlines()[1:][-1]  # the row itself, under its header
@@ -316,3 +320,19 @@ def test_two_quotes_from_one_passage_share_its_citation_line() -> None:
         'employees at the end of fiscal 2031." … "Of its employees, approximately 9,800 '
         "worked in Northwind's retail stores.\""
     )
+
+
+def test_two_things_named_from_one_table_get_a_row_each_and_the_larger_is_said_first() -> None:
+    passages = [passage(0, REGIONS, 24)]
+
+    text, cited = answer(
+        "Which region had higher net sales in 2030, Americas or Asia Pacific?", passages
+    )
+
+    assert cited == ["doc:northwind:0"]
+    assert text.splitlines()[0] == (
+        "Americas is the larger: Asia Pacific, 2030: 5,650 [1]; Americas, 2030: $9,800 [1]."
+    )
+    assert "| Americas | $10,100 | 3% | $9,800 |" in text
+    assert "| Asia Pacific (1) | 5,200 | (8)% | 5,650 |" in text
+    assert "Total net sales" not in text

@@ -18,6 +18,7 @@ every number it shows stands in a passage.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from services.answerer.formatting import source_citation
@@ -267,7 +268,10 @@ def _score_row(c: _Candidate, row: TableRow, q: _Question, weights: dict[str, fl
 
 
 def _ranked(question: str, passages: list[Passage]) -> list[_Candidate]:
-    q = _question(question, passages)
+    return _ranked_for(_question(question, passages), passages)
+
+
+def _ranked_for(q: _Question, passages: list[Passage]) -> list[_Candidate]:
     candidates = [c for i, p in enumerate(passages) for c in _candidates(i, p)]
     weights = idf([c.terms for c in candidates])
     for candidate in candidates:
@@ -353,24 +357,34 @@ def search_scope(arguments: ToolArguments, companies: dict[str, str]) -> str:
     return " ".join(parts) + " " if parts else ""
 
 
-def _chosen(ranked: list[_Candidate], passages: list[Passage]) -> list[_Candidate]:
-    """The best candidate, and up to two more that score near it: one per table, no
-    sentence twice. Without any match, the search's best passage's first sentence."""
+def _chosen(
+    ranked: list[_Candidate], passages: list[Passage], asked: AbstractSet[str] = frozenset()
+) -> list[_Candidate]:
+    """The best candidate, and up to two more that score near it: one per table, unless a
+    row names something asked (`asked`: the question's topic words) that the rows already
+    chosen from its table do not ("Europe or Greater China?": a row each); no sentence
+    twice. Without any match, the search's best passage's first sentence."""
     if not ranked or ranked[0].score <= 0:
         first = [c for c in ranked if c.passage_index == 0]
         return first[:1]
     best = ranked[0].score
     chosen: list[_Candidate] = []
     quoted: set[str] = set()  # sentences already shown, in a quote of their own or another's
-    tables: set[tuple[int, int]] = set()
+    # What the rows chosen from each table name of what was asked.
+    tables: dict[tuple[int, int], set[str]] = {}
     for candidate in ranked:
         if len(chosen) == MAX_QUOTES or candidate.score < RUNNER_UP_SHARE * best:
             break
         if candidate.table is not None:
             table_key = (candidate.passage_index, id(candidate.table))
-            if table_key in tables:
+            named = candidate.terms & asked
+            if table_key in tables and (
+                not named - tables[table_key] or _TOTAL_RE.match(candidate.text)
+            ):
+                # A row of a table already quoted adds only a part the others do not name;
+                # a total is the sum of the parts, not one of them.
                 continue
-            tables.add(table_key)
+            tables.setdefault(table_key, set()).update(named)
             sentences = [candidate.text]
         else:
             sentences = _quoted_sentences(candidate)
@@ -395,6 +409,39 @@ def _heading_note(passage: Passage) -> str:
     return f", under “{heading}”"
 
 
+_TOTAL_RE = re.compile(r"^\W*total\b", re.IGNORECASE)
+# A question that asks which of the named things is the larger.
+_WHICH_LARGER = re.compile(
+    r"\b(?:which|whose|who)\b.*\b(?:more|higher|larger|bigger|greater|most|highest|largest)\b",
+    re.IGNORECASE,
+)
+
+
+def _amount(written: str) -> float | None:
+    """A table cell's amount: "48,492", "$26,487", "(16,861)" (negative)."""
+    digits = _DIGITS_RE.search(written)
+    if digits is None:
+        return None
+    value = float(digits.group().replace(",", ""))
+    return -value if "(" in written else value
+
+
+def _rows_lead(question: str, rows: list[_Candidate], numbers: list[int]) -> str:
+    """ "Europe, 2016: 49,952 [1]; Greater China, 2016: 48,492 [1]." and, when the question
+    asks which is the larger, which row it is."""
+    readings = [
+        f"{_row_reading(row)} [{number}]" for row, number in zip(rows, numbers, strict=True)
+    ]
+    lead = "; ".join(readings) + "."
+    amounts = [_amount(row.row.values[row.column or 0]) for row in rows if row.row is not None]
+    if len(rows) >= 2 and _WHICH_LARGER.search(question) and None not in amounts:
+        largest = max(range(len(rows)), key=lambda i: amounts[i] or 0.0)
+        row = rows[largest].row
+        assert row is not None
+        lead = f"{row.label} is the larger: {lead}"
+    return lead
+
+
 def compose_passages_answer(
     question: str,
     passages: list[Passage],
@@ -415,7 +462,8 @@ def compose_passages_answer(
             "/v1/documents, and ask again.",
             [],
         )
-    chosen = _chosen(_ranked(question, unique), unique)
+    asked = _question(question, unique)
+    chosen = _chosen(_ranked_for(asked, unique), unique, asked.terms)
     if not chosen:
         # Nothing in the passages reads as sentences or rows: show the best one as it is.
         quote = unique[0].text.strip()[:MAX_QUOTE_CHARS]
@@ -444,6 +492,10 @@ def compose_passages_answer(
     for passage, quote in chosen_passages:
         number = cite(passage)
         lines.append(f"[{number}] {citations[number - 1].label}: {quote}")
+    rows = [c for c in chosen if c.row is not None and c.row.numeric]
+    if rows and rows[0] is chosen[0]:
+        # The asked figures first, each as its row and column name it; the quotes beneath.
+        lines.append(_rows_lead(question, rows, [cite(c.passage) for c in rows]))
     prose_lines: dict[str, int] = {}  # a passage's line of quotes, by its source id
     for candidate in chosen:
         passage = candidate.passage

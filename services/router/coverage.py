@@ -383,6 +383,14 @@ def _a_verb(word: str) -> bool:
     return bool(_INFLECTED.match(word)) or word.rstrip("s") in _MOVEMENT_VERBS
 
 
+_AFTER_A_NAME = re.compile(r"\b[A-Z][\w.&'-]*\s+$")
+
+
+def _proper_name(word: str) -> bool:
+    # Capitalised mid-sentence, and not an acronym (those are units, bases or tickers).
+    return word[:1].isupper() and not word.isupper() and len(word) > 2
+
+
 def unread_matters(
     span: TextSpan,
     question: str,
@@ -416,6 +424,15 @@ def unread_matters(
     if not rest:
         return False
     if _JOINED.search(question[: span.start]) or _BASIS_BEFORE.search(question[: span.start]):
+        return True
+    if (
+        span.start > 0
+        and not _AFTER_A_NAME.search(question[: span.start])
+        and any(_proper_name(word) for word in rest)
+    ):
+        # A name nothing read ("LinkedIn", "Germany", "Azure") is a part of the company the
+        # figure is asked of, wherever it stands: a segment, a product, a region. One that
+        # goes on a name ("Apple Computer Inc.", "Alphabet Class C") is that name's.
         return True
     for start, end in figure_spans:
         between = question[end : span.start] if end <= span.start else None

@@ -740,6 +740,17 @@ def find_periods(
         and (year := _four_digit(match.group("fy") or match.group("year")))
     )
 
+    if (
+        periods.shift == -1
+        and shift_match is not None
+        and "year" in shift_match.group(0).lower()
+        and len(periods.fiscal_years) == 1
+        and periods.period in (None, "annual")
+    ):
+        # "higher at the end of fiscal 2022 than a year earlier": the year before the one
+        # named, in the question itself (a follow-up's shift moves the turn before's year).
+        periods.fiscal_years = [periods.fiscal_years[0] - 1, periods.fiscal_years[0]]
+        periods.shift = 0
     to_date = {d.months_to_date for d in dated if d.period is not None}
     if periods.period == "quarterly" and len(to_date) == 1:
         periods.months_to_date = to_date.pop()

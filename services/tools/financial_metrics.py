@@ -192,13 +192,13 @@ async def get_financial_metrics(
         for metric in args.metrics
         for year in args.fiscal_years or []
     }
-    if statements is not None and asked and args.period == "annual":
+    if statements is not None and asked and args.period != "ttm":
         rows_read = await statements.fetch(STATEMENT_FIGURES_SQL, list(args.symbols))
         if rows_read:
             facts, stated = with_statements(facts, sources, rows_read, args, asked)
             for fact in stated:
                 names.setdefault(fact.symbol, fact.company)
-                found.add((fact.symbol, fact.metric, fact.fiscal_year, 0))
+                found.add((fact.symbol, fact.metric, fact.fiscal_year, fact.fiscal_quarter or 0))
             stated_years: dict[tuple[str, str], list[int]] = defaultdict(list)
             for fact in stated:
                 stated_years[(fact.symbol, fact.metric)].append(fact.fiscal_year)
@@ -239,29 +239,39 @@ def with_statements(
     asked: set[tuple[str, str, int]],
 ) -> tuple[list[Fact], list[Fact]]:
     """The XBRL facts joined with what the filings' statements state of the periods asked
-    (`sources` gains theirs): a figure no XBRL fact holds comes from the statements; one
-    asked "as filed" (args.as_filed) comes from the statement where it states it; and where
-    a statement and the XBRL data disagree beyond rounding, the figure shown carries the
-    other (Fact.differs). All facts, and those taken from the statements."""
+    (`sources` gains theirs): a figure no XBRL fact holds, one asked "as filed"
+    (args.as_filed), and one both give alike come from the statement, citing its page; where
+    a statement and the XBRL data disagree beyond rounding, the XBRL figure is shown (the
+    statement's, when asked as filed) and carries the other (Fact.differs). All facts, and
+    those taken from the statements."""
     stated, stated_sources = statement_facts(rows, args, asked)
     for source in stated_sources:
         sources.setdefault(source.source_id, source)
-    xbrl = {(f.symbol, f.metric, f.fiscal_year): f for f in facts}
+    xbrl = {(f.symbol, f.metric, f.fiscal_year, f.fiscal_quarter): f for f in facts}
     taken: list[Fact] = []
     for fact in stated:
-        key = (fact.symbol, fact.metric, fact.fiscal_year)
+        key = (fact.symbol, fact.metric, fact.fiscal_year, fact.fiscal_quarter)
         other = xbrl.get(key)
-        if other is None or args.as_filed is not None:
+        # The statement's cell is shown where it is asked for, where XBRL holds nothing, and
+        # where the two agree: the same figure, cited by the page a reader can check.
+        agreed = (
+            other is not None
+            and fact.formula is None
+            and other.formula is None
+            and not disagree(fact, other)
+        )
+        if other is None or args.as_filed is not None or agreed:
             shown, elsewhere = fact, other
             xbrl[key] = fact
             taken.append(fact)
         else:
             shown, elsewhere = other, fact
         if (
-            elsewhere is not None
+            other is not None
+            and elsewhere is not None
             and fact.formula is None
-            and elsewhere.formula is None
-            and disagree(fact, elsewhere)
+            and other.formula is None
+            and disagree(fact, other)
         ):
             shown.differs = FigureElsewhere(value=elsewhere.value, source_id=elsewhere.source_id)
     # Order is restored by the caller; which facts are shown is what matters here.

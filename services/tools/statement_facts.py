@@ -27,6 +27,7 @@ STATEMENT_FIGURES_SQL = """
 SELECT f.symbol, f.metric, f.statement, f.period_end, f.months, f.fiscal_year,
        f.value, f.unit, f.page, f.document_id::text AS document_id, d.title, d.form, d.filed,
        d.period_end AS document_period_end, d.fiscal_year AS document_fiscal_year,
+       d.fiscal_quarter AS document_fiscal_quarter,
        coalesce(c.display_name, f.symbol) AS company
 FROM statement_figures f
 JOIN documents d ON d.id = f.document_id
@@ -49,11 +50,22 @@ class StatementCell:
     company: str
 
 
-def _period_type(months: int | None) -> str | None:
-    # A balance (no months) at a fiscal year's end is that year's, as XBRL's are stored.
-    if months is None or months == 12:
-        return "annual"
-    return "quarterly" if months == 3 else None
+def _period(row: Any) -> tuple[str, int] | None:
+    """A row's period type and fiscal quarter (0 for a year), or None for a period finq
+    keeps no figures of (six or nine months to date)."""
+    months, quarter = row["months"], row["document_fiscal_quarter"]
+    if months is None:
+        # A balance at the end of the quarter a 10-Q covers is that quarter's; any other (a
+        # 10-K's, or a 10-Q's column for the last year end) is its fiscal year's.
+        if row["form"] == "10-Q" and quarter and row["period_end"] == row["document_period_end"]:
+            return "quarterly", quarter
+        return "annual", 0
+    if months == 12:
+        return "annual", 0
+    if months == 3 and row["form"] == "10-Q" and quarter:
+        # A 10-Q's three months are its quarter, this year's or the same quarter last year's.
+        return "quarterly", quarter
+    return None
 
 
 def _filing_rank(row: Any, as_filed: AsFiled | None) -> int:
@@ -74,14 +86,15 @@ def statement_records(
     """One record per company, metric and period, from the filing asked for (`as_filed`)
     when it states it, else from the latest filing that states it (a later filing's
     restated column wins), and where each record's cell stands."""
-    records: dict[tuple[str, str, str, int], MetricValueRecord] = {}
+    records: dict[tuple[str, str, str, int, int], MetricValueRecord] = {}
     cells: dict[str, StatementCell] = {}
     # Newest filing first as fetched; the filing asked for before all others (stable).
     for row in sorted(rows, key=lambda row: _filing_rank(row, as_filed)):
-        period_type = _period_type(row["months"])
-        if period_type is None or row["fiscal_year"] is None:
+        period = _period(row)
+        if period is None or row["fiscal_year"] is None:
             continue
-        key = (row["symbol"], row["metric"], period_type, row["fiscal_year"])
+        period_type, quarter = period
+        key = (row["symbol"], row["metric"], period_type, row["fiscal_year"], quarter)
         if key in records:
             continue
         provenance = f"{_PROVENANCE}{row['document_id']}:p{row['page']}"
@@ -91,7 +104,7 @@ def statement_records(
             metric=row["metric"],
             period_type=period_type,
             fiscal_year=row["fiscal_year"],
-            fiscal_quarter=0,
+            fiscal_quarter=quarter,
             period_start=(
                 row["period_end"] - timedelta(days=round(months * 30.44)) if months else None
             ),
@@ -130,12 +143,15 @@ def _source(cell: StatementCell) -> Source:
 def statement_facts(
     rows: Sequence[Any], args: GetFinancialMetricsArgs, wanted: set[tuple[str, str, int]]
 ) -> tuple[list[Fact], list[Source]]:
-    """The asked figures (`wanted`: company, metric, fiscal year) the statements state or
-    their formulas derive from what the statements state, from the filing `args.as_filed`
-    names where it states them."""
+    """The asked figures (`wanted`: company, metric, fiscal year; of the quarters
+    args.fiscal_quarters names, for quarterly figures) the statements state or their
+    formulas derive from what the statements state, from the filing `args.as_filed` names
+    where it states them."""
     records, cells = statement_records(rows, args.as_filed)
     derived = derive_metrics(records)
-    reported = {(r.symbol, r.metric, r.period_type, r.fiscal_year): r for r in records}
+    reported = {
+        (r.symbol, r.metric, r.period_type, r.fiscal_year, r.fiscal_quarter): r for r in records
+    }
     facts: list[Fact] = []
     sources: dict[str, Source] = {}
     for record in [*records, *derived]:
@@ -143,16 +159,22 @@ def statement_facts(
             continue
         if (record.symbol, record.metric, record.fiscal_year) not in wanted:
             continue
+        if args.fiscal_quarters and record.fiscal_quarter not in args.fiscal_quarters:
+            continue
         inputs: list[FormulaInput] = []
         formula: str | None = None
         if isinstance(record, DerivedValueRecord):
+            if record.period_type != "annual" and any("[-" in t for t, _ in record.inputs):
+                continue  # a quarter's growth is computed by the answerer, across filings
             formula = record.provenance.removeprefix("derived:")
             cited = []
             for term, value in record.inputs:
                 name = term.split("[")[0]
                 lag = 1 if "[-1]" in term else 0
                 year = record.fiscal_year - lag
-                source = reported.get((record.symbol, name, record.period_type, year))
+                source = reported.get(
+                    (record.symbol, name, record.period_type, year, record.fiscal_quarter)
+                )
                 if source is None or name not in METRICS_BY_ID:
                     continue
                 cited.append(cells[source.provenance])
@@ -163,7 +185,7 @@ def statement_facts(
                         metric_label=METRICS_BY_ID[name].label,
                         value=value,
                         unit=METRICS_BY_ID[name].unit,
-                        period=period_label(record.period_type, year, 0),
+                        period=period_label(record.period_type, year, record.fiscal_quarter),
                         period_type=record.period_type,
                         fiscal_year=year,
                         page=cells[source.provenance].page,
@@ -186,10 +208,10 @@ def statement_facts(
                 company=company,
                 metric=record.metric,
                 metric_label=METRICS_BY_ID[record.metric].label,
-                period=period_label(record.period_type, record.fiscal_year, 0),
+                period=period_label(record.period_type, record.fiscal_year, record.fiscal_quarter),
                 period_type=record.period_type,
                 fiscal_year=record.fiscal_year,
-                fiscal_quarter=None,
+                fiscal_quarter=record.fiscal_quarter or None,
                 period_start=record.period_start,
                 period_end=record.period_end,
                 value=record.value,
