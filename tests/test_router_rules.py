@@ -322,3 +322,54 @@ def test_tool_arguments_resolve_metric_names_and_refuse_unknown_ones_naming_the_
     assert args.metrics == ["pe_ratio", "gross_margin", "revenue"]
     with pytest.raises(ValueError, match="'ceo salary' is not a metric finq knows; the closest"):
         GetFinancialMetricsArgs(symbols=["AAPL"], metrics=["ceo salary"])
+
+
+@pytest.mark.parametrize(
+    ("question", "years", "as_filed"),
+    [
+        # The year beside the filing's name is the filing's; the period asked is the other.
+        (
+            "Looking at Apple's fiscal 2017 10-K, how much cash did operating activities "
+            "generate in fiscal 2016?",
+            [2016],
+            {"form": "10-K", "fiscal_year": 2017},
+        ),
+        # Alone, the filing's year is also the period asked.
+        (
+            "What was Apple's revenue in its 2023 annual report?",
+            [2023],
+            {"form": "10-K", "fiscal_year": 2023},
+        ),
+        ("Alphabet's goodwill on its balance sheet at the end of 2023", [2023], {}),
+        ("What was Apple's revenue in fiscal 2023?", [2023], None),
+    ],
+)
+def test_a_figure_asked_of_a_filing_is_asked_as_that_filing_states_it(
+    question: str, years: list[int], as_filed: dict | None
+) -> None:
+    arguments = plan(question)
+    assert arguments["fiscal_years"] == years
+    assert arguments.get("as_filed") == as_filed
+
+
+def test_one_figure_minus_another_that_the_catalog_subtracts_is_that_figure() -> None:
+    arguments = plan("What is Apple's operating cash flow minus capex for fiscal 2024?")
+    assert arguments["metrics"] == ["free_cash_flow"]
+
+
+def test_a_year_earlier_beside_a_year_asks_both_years() -> None:
+    arguments = plan(
+        "Were Apple's inventories higher at the end of fiscal 2022 than a year earlier?"
+    )
+    assert arguments["fiscal_years"] == [2021, 2022]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How much revenue did LinkedIn bring Tesla in fiscal 2021?",
+        "What were Apple's net sales in Germany for fiscal 2023?",
+    ],
+)
+def test_a_name_nothing_reads_narrows_the_figure_to_a_search_of_the_filings(question: str) -> None:
+    assert route_question(question, DIRECTORY).intent == "document_search"

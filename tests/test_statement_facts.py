@@ -179,7 +179,7 @@ def test_the_answer_says_both_figures_and_the_validator_holds_each_to_its_source
         ASKED,
     )
     text, citations = compose_metric_answer(facts, list(sources.values()), [])
-    assert "$65,824 million (10-K, page 46)" in text
+    assert "was $65.8 billion ($65,824 million as stated, 10-K, page 46)" in text
     assert "SEC's XBRL data gives $66.2 billion (10-K, accession 0000320193-18-000145)" in text
     assert {c.source_id for c in citations} == {facts[0].source_id, XBRL_SOURCE.source_id}
     assert check_answer(text, facts, citations, list(sources.values())).passed

@@ -241,10 +241,15 @@ def compose_metric_answer(
     for fact in facts:
         source = by_id.get(fact.source_id)
         worked = arithmetic(fact)
+        shown, provenance = format_value(fact.value, fact.unit), _provenance(source)
+        stated = format_fact_value(fact)
+        if stated != shown:
+            # Read from a statement: as people say it, then as the cell writes it.
+            where = provenance.strip()[1:-1]
+            provenance = f" ({stated} as stated{f', {where}' if where else ''})"
         sentences.append(
             f"{possessive(fact.company)} {mid_sentence(fact.metric_label)} {_when(fact)} was "
-            f"{format_fact_value(fact)}{_provenance(source)}"
-            f"{f': {worked}' if worked else ''}."
+            f"{shown}{provenance}{f': {worked}' if worked else ''}."
         )
         if source is not None and source.source_id not in citations:
             citations[source.source_id] = _citation(fact, source)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import statistics
+import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -96,6 +98,7 @@ class DocumentOutcome:
     missing: tuple[str, ...]  # expected strings the answer lacks
     grounded: bool
     error: str | None = None
+    milliseconds: float = 0.0  # from asking to the answer, end to end
 
     @property
     def correct(self) -> bool:
@@ -110,6 +113,7 @@ class DocumentMetrics:
     hit_at_1: float
     hit_at_k: float
     errors: int
+    p50_ms: float = 0.0  # answer latency, end to end
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,13 +156,16 @@ async def _ask(
     question: DocumentQuestion, answer: Answerer, gate: asyncio.Semaphore
 ) -> DocumentOutcome:
     async with gate:
+        started = time.perf_counter()
         try:
             answered = await answer(question)
         except Exception as error:  # a failing answer is a result to report, not a crash
             return DocumentOutcome(
                 question, "", (), None, question.answers, False, f"{type(error).__name__}: {error}"
             )
+        milliseconds = (time.perf_counter() - started) * 1000
     return DocumentOutcome(
+        milliseconds=milliseconds,
         question=question,
         answer=answered.text,
         hits=answered.hits,
@@ -179,6 +186,7 @@ def _metrics(outcomes: Sequence[DocumentOutcome], k: int) -> DocumentMetrics:
         hit_at_1=sum(o.rank == 1 for o in outcomes) / count,
         hit_at_k=sum(o.rank is not None and o.rank <= k for o in outcomes) / count,
         errors=sum(o.error is not None for o in outcomes),
+        p50_ms=statistics.median(o.milliseconds for o in outcomes),
     )
 
 
@@ -215,7 +223,7 @@ def _row(label: str, metrics: DocumentMetrics) -> str:
     return (
         f"{label:<16} {metrics.questions:>9} {_percent(metrics.accuracy):>8} "
         f"{_percent(metrics.grounded):>8} {_percent(metrics.hit_at_1):>7} "
-        f"{_percent(metrics.hit_at_k):>7} {metrics.errors:>6}"
+        f"{_percent(metrics.hit_at_k):>7} {metrics.errors:>6} {metrics.p50_ms:>7.0f}"
     )
 
 
@@ -227,7 +235,7 @@ def format_document_report(report: DocumentReport, wrong: int = 25) -> str:
         f"(validator passed), hit@1 and hit@{k} of an expected page among the passages",
         "",
         f"{'split':<16} {'questions':>9} {'accuracy':>8} {'grounded':>8} {'hit@1':>7} "
-        f"{f'hit@{k}':>7} {'errors':>6}",
+        f"{f'hit@{k}':>7} {'errors':>6} {'p50 ms':>7}",
     ]
     for split, metrics in report.by_split.items():
         lines.append(_row(split, metrics))
@@ -257,6 +265,7 @@ def _metrics_json(metrics: DocumentMetrics) -> dict[str, Any]:
         "hit_at_1": metrics.hit_at_1,
         "hit_at_k": metrics.hit_at_k,
         "errors": metrics.errors,
+        "p50_ms": metrics.p50_ms,
     }
 
 
@@ -281,6 +290,7 @@ def document_report_json(report: DocumentReport) -> dict[str, Any]:
                 "grounded": o.grounded,
                 "rank": o.rank,
                 "error": o.error,
+                "milliseconds": o.milliseconds,
                 "answer": o.answer,
                 "hits": [
                     {"document": h.document, "page": h.page, "page_end": h.page_end} for h in o.hits
@@ -409,7 +419,8 @@ def evaluate_documents_in_pipeline(
                     body["answer"], cited_pages(body, names), body["validation"]["passed"]
                 )
 
-            return await score_documents(questions, answer)
+            # One at a time, so each answer's latency is its own.
+            return await score_documents(questions, answer, concurrency=1)
 
     with own_pipeline(Progress(), home, load_filings) as pipeline:
         report = asyncio.run(ask_all(pipeline.url, pipeline.key))

@@ -41,6 +41,8 @@ class FilingNamed:
 
     form: FilingForm | None  # None: a statement or "the filing", of either form
     fiscal_year: int | None  # the filing's own year, when written beside its name
+    # Where the question names it and its statements: read, not a topic.
+    spans: tuple[tuple[int, int], ...]
     # Where that year stands in the question: read as the filing's, not as a period asked.
     year_span: tuple[int, int] | None = None
 
@@ -59,14 +61,15 @@ def _year(match: re.Match[str]) -> tuple[int, tuple[int, int]]:
 def filing_named(text: str) -> FilingNamed | None:
     """The filing `text` names as its source, with its year when one is written beside it;
     None when it names none."""
+    statements = tuple(match.span() for match in _STATEMENT.finditer(text))
     for pattern in (_YEAR_THEN_FORM, _FORM_THEN_YEAR):
         match = pattern.search(text)
         if match is not None:
             year, span = _year(match)
-            return FilingNamed(_form(match.group("form")), year, span)
+            return FilingNamed(_form(match.group("form")), year, (match.span(), *statements), span)
     match = _FORM_ALONE.search(text)
     if match is not None:
-        return FilingNamed(_form(match.group("form")), None)
-    if _STATEMENT.search(text):
-        return FilingNamed(None, None)
+        return FilingNamed(_form(match.group("form")), None, (match.span(), *statements))
+    if statements:
+        return FilingNamed(None, None, statements)
     return None

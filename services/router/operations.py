@@ -165,6 +165,23 @@ def sum_of_parts(question: str, metrics: Sequence[str]) -> tuple[str | None, lis
     return None, []
 
 
+# Words that take one figure from another: "operating cash flow minus capex", "net of".
+_SUBTRACTED = re.compile(
+    r"\bminus\b|\bless\b(?!\s+than)|\bnet of\b|\bsubtract\w*|\bdeduct\w*|\s[−-]\s", re.I
+)
+
+
+def difference_of_parts(question: str, metrics: Sequence[str]) -> tuple[str | None, list[Span]]:
+    """The catalog figure a question asks for as one figure less another, in the order it
+    names them ("operating cash flow minus purchases of property and equipment" is free cash
+    flow), and the spans of the words that subtract; None when it subtracts nothing or the
+    difference is no catalog figure."""
+    if len(metrics) != 2 or not (spans := _spans(_SUBTRACTED, question)):
+        return None, []
+    whole = FORMULA_INDEX.get(("-", metrics[0], metrics[1]))
+    return (whole, spans) if whole is not None else (None, [])
+
+
 def _operation(kind: str, question: str, spans: Sequence[Span]) -> AskedOperation:
     # Words two patterns both read ("how many more" is change and units) are said once.
     merged: list[Span] = []

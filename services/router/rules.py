@@ -25,7 +25,7 @@ from services.router.coverage import (
 from services.router.filing_reference import FilingNamed, filing_named
 from services.router.fiscal_calendar import FiscalCalendar
 from services.router.metric_finding import MetricFinder, MetricMatches, distributed
-from services.router.operations import read_operation, sum_of_parts
+from services.router.operations import difference_of_parts, read_operation, sum_of_parts
 from services.router.periods import (
     Periods,
     date_mentions,
@@ -502,7 +502,15 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
     # How the answer is to be given ("round to one decimal place", "in USD millions") says
     # nothing of which figure: read, and kept from the metric finder.
     formatting = answer_format_spans(corrected)
-    read = sorted([*((start, end) for start, end, _ in mentions), *periods.spans, *formatting])
+    read = sorted(
+        [
+            *((start, end) for start, end, _ in mentions),
+            *periods.spans,
+            *formatting,
+            # "per the 10-K", "on its balance sheet": where the figure is to be read from.
+            *(filing.spans if filing is not None else ()),
+        ]
+    )
     scan = finder.exact(_blanked(corrected, [*periods.spans, *formatting]))
     matches = finder.find(scan)
     spoken_metric = False
@@ -538,6 +546,8 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         matches = MetricMatches([held], matches.resolutions, matches.unresolved)
         ratio = None
     whole, sum_spans = sum_of_parts(corrected, matches.metrics)
+    if whole is None:
+        whole, sum_spans = difference_of_parts(corrected, matches.metrics)
     if whole is not None:
         read.extend(sum_spans)
         matches = MetricMatches([whole], matches.resolutions, matches.unresolved)
