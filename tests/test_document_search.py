@@ -20,10 +20,17 @@ from services.ingest.document_store import (
 )
 from services.ingest.documents import glossary_to_embed
 from services.ingest.glossary import glossary_documents
-from services.tools.document_search import DocumentSearch, catalog_words, keyword_query
+from services.tools.document_search import (
+    DocumentSearch,
+    catalog_words,
+    keyword_query,
+    rare_words,
+    search_filters,
+)
 from services.validator.checking import check_answer
 from shared.db import create_pool
 from shared.embeddings import Embedder, MiniLMEmbedder, OpenAIEmbedder
+from shared.identity import LOCAL_USER
 from shared.tools import SearchDocumentsArgs
 from tests.conftest import Servers
 from tests.openai_stand_in import OpenAIStandIn
@@ -359,3 +366,50 @@ async def test_an_upload_is_searched_for_its_owner_only_and_public_filings_for_e
     assert forged_labels == ["your upload “Apple 10-K (my copy)”"]
     assert all(p.link is None for p in theirs.passages if not p.public)
     assert all("10-K" in s.label for p, s in zip(mine.passages, mine.sources, strict=True))
+
+
+REVENUE_PROSE = (
+    "Revenue increased driven by cloud revenue. Product revenue and service revenue grew. "
+    "Topic {n} explains revenue recognition."
+)
+PRODUCT_TABLE = (
+    "[TABLE 5]\n| Year Ended June 30, | 2021 | 2020 |\n| --- | --- | --- |\n"
+    "| Gaming | 15,370 | 11,575 |\n| LinkedIn | 10,289 | 8,077 |\n[END TABLE]"
+)
+
+
+async def test_a_word_most_searched_passages_hold_does_not_outrank_the_rare_word_asked(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    # Forty passages repeat "revenue"; one table names LinkedIn. ts_rank_cd knows no word's
+    # rarity, so with "revenue" in the keyword query the repeating passages ranked first.
+    filing = ParsedDocument(
+        title="Microsoft 10-K FY2021",
+        doc_type="pdf",
+        blocks=[Block("text", REVENUE_PROSE.format(n=n), page=n + 1) for n in range(40)]
+        + [Block("table", PRODUCT_TABLE, page=95, table_number=5)],
+        symbol="MSFT",
+        company="Microsoft",
+        form="10-K",
+        fiscal_year=2021,
+    )
+    await store(pool, minilm, filing, size=200)
+    search = DocumentSearch(minilm)
+
+    result = await search.search(
+        pool,
+        SearchDocumentsArgs(
+            query="How much revenue did LinkedIn bring Microsoft?", symbols=["MSFT"], limit=3
+        ),
+    )
+
+    assert any("10,289" in p.text for p in result.passages)
+    async with pool.acquire() as conn:
+        words = await rare_words(
+            conn,
+            "revenue | linkedin",
+            lambda first: search_filters(
+                SearchDocumentsArgs(query="x", symbols=["MSFT"]), None, first, LOCAL_USER
+            ),
+        )
+    assert words == "linkedin"

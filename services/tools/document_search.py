@@ -149,6 +149,20 @@ ORDER BY f.score DESC, c.document_id, c.chunk_index
 LIMIT $4
 """
 
+# How many of the searched chunks hold each query word: the words most of them hold
+# ("revenue" in a 10-K) say nothing of which chunk answers, and ts_rank_cd, which knows no
+# word's rarity, would rank the chunks that repeat them above the one that names the rare
+# word asked about ("LinkedIn", "Germany").
+WORD_COUNTS_SQL = """
+SELECT w.word, (SELECT count(*) FROM chunks c
+                WHERE c.tsv @@ to_tsquery('english', w.word) AND {where}) AS chunks
+FROM unnest($1::text[]) AS w(word)
+"""
+SEARCHED_CHUNKS_SQL = "SELECT count(*) FROM chunks c WHERE {where}"
+# A word more than this share of the searched chunks hold is left out of the keyword query,
+# when the query has rarer words.
+COMMON_WORD_SHARE = 0.15
+
 CATALOG_SQL = "SELECT true FROM documents WHERE collection = $1 LIMIT 1"
 
 # Documents whose title, file name or company-form-year names the phrase's words.
@@ -256,14 +270,14 @@ def catalog_words(phrase: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Filters:
+class ChunkFilters:
     where: str
     values: list[Any]
 
 
-def _filters(
+def search_filters(
     args: SearchDocumentsArgs, document_ids: list[str] | None, first: int, user_id: str
-) -> _Filters:
+) -> ChunkFilters:
     """The WHERE clause over `chunks c` and its values, numbered from `$first`. Only the
     documents finq ingested for everyone and the asking user's own uploads are searched."""
     clauses: list[str] = []
@@ -300,7 +314,7 @@ def _filters(
         add("c.document_id = ANY({}::uuid[])", document_ids)
     elif args.collection:
         add("c.collection = {}", args.collection)
-    return _Filters(" AND ".join(clauses) or "TRUE", values)
+    return ChunkFilters(" AND ".join(clauses) or "TRUE", values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -505,14 +519,19 @@ class DocumentSearch:
                             arguments=args,
                             missing=[f"a document or collection named {args.collection!r}"],
                         )
-            filters = _filters(args, document_ids, first=6, user_id=user_id)
+            filters = search_filters(args, document_ids, first=6, user_id=user_id)
+            keywords = await rare_words(
+                conn,
+                keyword_query(args.query, await _filtered_words(conn, args)),
+                lambda first: search_filters(args, document_ids, first=first, user_id=user_id),
+            )
             # Keep reading the HNSW graph until the filters have let enough rows through.
             await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             await conn.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
             rows = await conn.fetch(
                 SEARCH_SQL.format(where=filters.where),
                 vector,
-                keyword_query(args.query, await _filtered_words(conn, args)),
+                keywords,
                 CANDIDATES,
                 max(args.limit, RERANK_DEPTH),
                 RRF_K,
@@ -532,6 +551,23 @@ class DocumentSearch:
             sources=sources,
             missing=missing,
         )
+
+
+async def rare_words(conn: Any, query: str, scope: Callable[[int], ChunkFilters]) -> str:
+    """The keyword query (words OR-ed) without the words most searched chunks hold, when it
+    has rarer ones; as it is otherwise. `scope(first)` is the search's filters, numbered
+    from `$first`."""
+    words = [word for word in query.split(" | ") if word]
+    if len(words) < 2:
+        return query
+    searched = scope(1)
+    total = await conn.fetchval(SEARCHED_CHUNKS_SQL.format(where=searched.where), *searched.values)
+    if not total:
+        return query
+    counted = scope(2)
+    counts = await conn.fetch(WORD_COUNTS_SQL.format(where=counted.where), words, *counted.values)
+    rare = [row["word"] for row in counts if row["chunks"] <= COMMON_WORD_SHARE * total]
+    return " | ".join(rare) if rare else query
 
 
 def _nothing_found(args: SearchDocumentsArgs) -> str:
