@@ -11,10 +11,12 @@ import pytest
 
 from services.answerer.formatting import compose_metric_answer
 from services.router.filing_reference import filing_named
+from services.router.question_formula import question_formula
 from services.tools.financial_metrics import with_statements
 from services.tools.statement_facts import rounding_of, statement_facts, statement_records
 from services.validator.checking import check_answer
 from shared.contracts import Fact, Source
+from shared.metric_resolver import MetricResolver
 from shared.tools import AsFiled, GetFinancialMetricsArgs
 from shared.value_formatting import format_as_stated
 
@@ -231,3 +233,60 @@ def test_a_quarterly_reports_columns_are_its_quarter_the_same_quarter_last_year_
     )
     [fact], _ = statement_facts(rows, quarter, {("AAPL", "revenue", 2023)})
     assert (fact.period, fact.fiscal_quarter, fact.value) == ("Q3 FY2023", 3, 81_797_000_000)
+
+
+def amazon_row(metric: str, fiscal_year: int, value: float, page: int) -> dict[str, Any]:
+    """A figure of Amazon's 10-K for 2017, as its statements state it."""
+    return {
+        **statement_row(APPLE_FY2017_10K, 2017, fiscal_year, value, page),
+        "symbol": "AMZN",
+        "metric": metric,
+        "period_end": date(fiscal_year, 12, 31),
+        "months": None if metric in ("accounts_payable", "inventory") else 12,
+        "company": "Amazon",
+    }
+
+
+def test_a_figure_the_question_defines_is_computed_by_its_formula_from_the_cells() -> None:
+    question = (
+        "What is Amazon's FY2017 days payable outstanding (DPO)? DPO is defined as: 365 * "
+        "(average accounts payable between FY2016 and FY2017) / (FY2017 COGS + change in "
+        "inventory between FY2016 and FY2017). Round your answer to two decimal places."
+    )
+    defined = question_formula(question, MetricResolver.from_catalog())
+    assert defined is not None
+    assert defined.formula == (
+        "365 * (avg(accounts_payable)) / (cost_of_revenue + (inventory - inventory[-1]))"
+    )
+    rows = [
+        amazon_row("accounts_payable", 2017, 34_616_000_000, 40),
+        amazon_row("accounts_payable", 2016, 25_309_000_000, 40),
+        amazon_row("inventory", 2017, 16_047_000_000, 40),
+        amazon_row("inventory", 2016, 11_461_000_000, 40),
+        amazon_row("cost_of_revenue", 2017, 111_934_000_000, 38),
+    ]
+    args = GetFinancialMetricsArgs(
+        symbols=["AMZN"],
+        metrics=["days_payables_outstanding"],
+        fiscal_years=[2017],
+        formula=defined.formula,
+    )
+    [fact], sources = statement_facts(rows, args, {("AMZN", "days_payables_outstanding", 2017)})
+    assert round(fact.value, 2) == 93.86  # FinanceBench's answer
+    assert {item.term for item in fact.inputs} == {
+        "accounts_payable",
+        "accounts_payable[-1]",
+        "cost_of_revenue",
+        "inventory",
+        "inventory[-1]",
+    }
+    assert {source.page for source in sources} == {38, 40}
+    text, citations = compose_metric_answer([fact], sources, [])
+    assert "93.9 days" in text and "$34,616 million" in text and "$111,934 million" in text
+    assert check_answer(text, [fact], citations, sources).passed
+
+
+def test_a_definition_with_a_term_finq_cannot_name_is_not_read() -> None:
+    resolver = MetricResolver.from_catalog()
+    assert question_formula("X is defined as: revenue / number of stores.", resolver) is None
+    assert question_formula("What was Apple's revenue in 2023?", resolver) is None

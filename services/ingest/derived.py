@@ -76,7 +76,12 @@ _Group = tuple[str, str, int, int]  # symbol, period type, fiscal year, quarter
 
 @cache
 def _tree(metric_id: str) -> ast.expr:
-    return ast.parse(METRICS_BY_ID[metric_id].formula or "", mode="eval").body
+    return _parsed(METRICS_BY_ID[metric_id].formula or "")
+
+
+@cache
+def _parsed(formula: str) -> ast.expr:
+    return ast.parse(formula, mode="eval").body
 
 
 def _lags(node: ast.AST) -> bool:
@@ -195,7 +200,7 @@ class _Evaluation:
         self.target = target or date.max
 
     def run(self) -> DerivedValueRecord | None:
-        result = self._eval(_tree(self.metric.id))
+        result = self._eval(_parsed(self.metric.formula or ""))
         if result is None or not math.isfinite(result.value) or not self.current:
             return None
         ends = {record.period_end for record in self.current}
@@ -458,3 +463,17 @@ def derive_metrics(
     metric, period type, fiscal year, fiscal quarter).
     """
     return _Deriver(values, prices or {}, splits or {}).run()
+
+
+def derive_by_formula(values: list[MetricValueRecord], metric: Metric) -> list[DerivedValueRecord]:
+    """`metric` computed by its own formula (a question's definition of it, over reported
+    catalog metrics) for every company and annual period `values` hold its inputs for."""
+    deriver = _Deriver(values, {}, {})
+    found: list[DerivedValueRecord] = []
+    for group in deriver.order:
+        if group[1] != ANNUAL:
+            continue
+        record = _Evaluation(deriver, metric, group).run()
+        if record is not None:
+            found.append(record)
+    return found

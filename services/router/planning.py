@@ -238,6 +238,8 @@ def plan_figures(intent: Intent, planning: Planning) -> RouteDecided:
         "period": understanding.periods.period or "annual",
         **period_arguments(understanding.periods),
     }
+    if understanding.formula is not None and arguments["period"] == "annual":
+        arguments["formula"] = understanding.formula  # the question's definition of it
     filing = understanding.filing
     if filing is not None and arguments["period"] != "ttm":
         # "per the 10-K": the figures as that filing's statements state them, where held.

@@ -41,6 +41,7 @@ from services.router.portfolio_reading import (
     speaks_of_own_holdings,
     today_of,
 )
+from services.router.question_formula import question_formula
 from services.router.ratios import ratio_asked
 from services.router.spelling import catalog_speller
 from shared.contracts import (
@@ -405,6 +406,8 @@ class Understanding:
     forms: list[str]
     # The filing the question takes its figures from ("per the 2017 10-K"), if it names one.
     filing: FilingNamed | None = None
+    # The question's own formula for its one figure ("DPO is defined as: …"), if it gives one.
+    formula: str | None = None
     growth: bool = False
     corrections: dict[str, str] = field(default_factory=dict)  # misspelt company names
     slips: dict[str, str] = field(default_factory=dict)  # other misspelt words, put right
@@ -485,15 +488,21 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
             symbols.append(symbol)
             company_texts[symbol] = corrected[start:end]
     latest = _latest_year(directory, symbols)
+    # A figure the question defines ("DPO is defined as: 365 * …"): the definition's figures
+    # and years are its formula's, not figures or periods asked.
+    defined = question_formula(corrected, finder.resolver)
+    defining = [defined.span] if defined is not None else []
     # Read on the corrected text, so every span lines up with the company mentions (a
     # corrected name may be shorter than the misspelling).
-    periods = find_periods(corrected, latest, directory.calendar(symbols))
+    periods = find_periods(_blanked(corrected, defining), latest, directory.calendar(symbols))
     filing = filing_named(corrected)
     if filing is not None and filing.year_span is not None:
         # The year beside the filing's name is the filing's; the periods asked are the
         # others, when the question names any ("the 2017 10-K's figure for 2016").
         beside = find_periods(
-            _blanked(corrected, [filing.year_span]), latest, directory.calendar(symbols)
+            _blanked(corrected, [filing.year_span, *defining]),
+            latest,
+            directory.calendar(symbols),
         )
         if beside.spans:
             periods = beside
@@ -509,9 +518,10 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
             *formatting,
             # "per the 10-K", "on its balance sheet": where the figure is to be read from.
             *(filing.spans if filing is not None else ()),
+            *defining,
         ]
     )
-    scan = finder.exact(_blanked(corrected, [*periods.spans, *formatting]))
+    scan = finder.exact(_blanked(corrected, [*periods.spans, *formatting, *defining]))
     matches = finder.find(scan)
     spoken_metric = False
     if not matches.metrics:
@@ -568,7 +578,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         # the answerer computes the change (quarterly growth is not a stored figure).
         list(dict.fromkeys(_GROWTH_BASE.get(m, m) for m in matches.metrics))
         if periods.same_quarter_last_year
-        else growth_metrics(question, matches.metrics, periods.fiscal_years)
+        else growth_metrics(_blanked(corrected, defining), matches.metrics, periods.fiscal_years)
     )
     # A figure and its growth are one figure to compute with ("revenue" and "revenue growth").
     figures = len({_GROWTH_BASE.get(metric, metric) for metric in metrics})
@@ -627,8 +637,9 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         periods=periods,
         forms=find_forms(question),
         filing=filing,
+        formula=defined.formula if defined is not None and len(metrics) == 1 else None,
         growth=metrics != matches.metrics
-        or bool(_GROWTH_WORDS.search(question))
+        or bool(_GROWTH_WORDS.search(_blanked(corrected, defining)))
         or (operation is not None and operation.kind == "change"),
         corrections=corrections,
         slips=slips,

@@ -192,6 +192,7 @@ async def get_financial_metrics(
         for metric in args.metrics
         for year in args.fiscal_years or []
     }
+    stated: list[Fact] = []
     if statements is not None and asked and args.period != "ttm":
         rows_read = await statements.fetch(STATEMENT_FIGURES_SQL, list(args.symbols))
         if rows_read:
@@ -207,6 +208,10 @@ async def get_financial_metrics(
                 if key in held:
                     years = [*years, held[key]["first_year"], held[key]["latest_year"]]
                 held[key] = {"first_year": min(years), "latest_year": max(years)}
+    if args.formula is not None:
+        facts, missing_by_formula = by_the_questions_formula(facts, args, stated)
+    else:
+        missing_by_formula = []
     if args.limit is not None:
         facts = latest_periods(facts, args.limit)
     # Order as asked: company, then metric, then period.
@@ -227,8 +232,27 @@ async def get_financial_metrics(
         arguments=args,
         facts=facts,
         sources=list(sources.values()),
-        missing=describe_missing(args, names, held, found, holdings),
+        missing=[*describe_missing(args, names, held, found, holdings), *missing_by_formula],
     )
+
+
+def by_the_questions_formula(
+    facts: list[Fact], args: GetFinancialMetricsArgs, computed: list[Fact]
+) -> tuple[list[Fact], list[str]]:
+    """The facts without any of the defined figure but those `computed` by the question's
+    formula (from the statements): finq's own formula, from XBRL, is another figure. And
+    what that leaves unanswered."""
+    [defined] = args.metrics
+    by_formula = {id(fact) for fact in computed}
+    kept = [f for f in facts if f.metric != defined or id(f) in by_formula]
+    label = mid_sentence(METRICS_BY_ID[defined].label)
+    missing = [
+        f"{possessive(f.company)} {label} in {f.period} by the question's formula (finq holds "
+        "no filing statements to compute it from; its own formula differs)"
+        for f in facts
+        if f not in kept
+    ]
+    return kept, missing
 
 
 def with_statements(
@@ -260,7 +284,7 @@ def with_statements(
             and other.formula is None
             and not disagree(fact, other)
         )
-        if other is None or args.as_filed is not None or agreed:
+        if other is None or args.as_filed is not None or agreed or args.formula is not None:
             shown, elsewhere = fact, other
             xbrl[key] = fact
             taken.append(fact)

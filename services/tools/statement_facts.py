@@ -12,15 +12,15 @@ public filings and the user's own uploads.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
 
 from services.ingest.companyfacts import MetricValueRecord
-from services.ingest.derived import DerivedValueRecord, derive_metrics
+from services.ingest.derived import DerivedValueRecord, derive_by_formula, derive_metrics
 from services.tools.fiscal_periods import period_label
 from shared.contracts import Fact, FormulaInput, Source
-from shared.metric_catalog import METRICS_BY_ID
+from shared.metric_catalog import METRICS_BY_ID, formula_inputs
 from shared.tools import AsFiled, GetFinancialMetricsArgs
 
 STATEMENT_FIGURES_SQL = """
@@ -149,6 +149,13 @@ def statement_facts(
     where it states them."""
     records, cells = statement_records(rows, args.as_filed)
     derived = derive_metrics(records)
+    if args.formula is not None:
+        # The figure as the question defines it, not as the catalog does.
+        [defined] = args.metrics
+        metric = replace(
+            METRICS_BY_ID[defined], formula=args.formula, inputs=formula_inputs(args.formula)
+        )
+        derived = [r for r in derived if r.metric != defined] + derive_by_formula(records, metric)
     reported = {
         (r.symbol, r.metric, r.period_type, r.fiscal_year, r.fiscal_quarter): r for r in records
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 from typing import Annotated, Literal
 
@@ -24,6 +25,42 @@ class AsFiled(ToolArguments):
 
     form: FilingForm | None = None
     fiscal_year: FiscalYear | None = None
+
+
+def check_question_formula(formula: str) -> None:
+    """Raises ValueError unless `formula` is arithmetic (+ − × ÷, numbers, brackets) over
+    reported catalog metrics, `avg(x)` and `x[-n]`: nothing else may reach the evaluator."""
+    try:
+        tree = ast.parse(formula, mode="eval")
+    except SyntaxError:
+        raise ValueError(f"not a formula: {formula!r}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            metric = METRICS_BY_ID.get(node.id)
+            if node.id != "avg" and (metric is None or metric.derived):
+                raise ValueError(f"{node.id!r} is no reported catalog metric")
+        elif isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id == "avg"):
+                raise ValueError("the only function a formula may call is avg()")
+        elif isinstance(node, ast.Constant):
+            if not isinstance(node.value, int | float) or isinstance(node.value, bool):
+                raise ValueError("a formula's constants are numbers")
+        elif not isinstance(node, _FORMULA_NODES):
+            raise ValueError(f"a formula may not hold {type(node).__name__}")
+
+
+_FORMULA_NODES = (
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.USub,
+    ast.Subscript,
+    ast.Load,
+)
 
 
 @functools.cache
@@ -73,6 +110,22 @@ class GetFinancialMetricsArgs(ToolArguments):
     # Figures as a filing's statements state them, each citing its page, where finq holds
     # that filing; otherwise as the XBRL data holds them.
     as_filed: AsFiled | None = None
+    # The question's own definition of its one figure, over reported catalog metrics in the
+    # catalog's formula language ("365 * avg(accounts_payable) / cost_of_revenue").
+    formula: str | None = Field(default=None, max_length=500)
+
+    @field_validator("formula")
+    @classmethod
+    def formula_reads_reported_figures(cls, formula: str | None) -> str | None:
+        if formula is not None:
+            check_question_formula(formula)
+        return formula
+
+    @model_validator(mode="after")
+    def a_formula_defines_one_figure(self) -> GetFinancialMetricsArgs:
+        if self.formula is not None and len(self.metrics) != 1:
+            raise ValueError("a formula defines one figure: give one metric with it")
+        return self
 
     @model_validator(mode="after")
     def periods_are_chosen_one_way(self) -> GetFinancialMetricsArgs:
