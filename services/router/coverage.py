@@ -383,6 +383,8 @@ def _a_verb(word: str) -> bool:
     return bool(_INFLECTED.match(word)) or word.rstrip("s") in _MOVEMENT_VERBS
 
 
+# A capital after the end of a sentence starts the next one; it names nothing.
+_SENTENCE_END = re.compile(r"[.?!:;]\)?\s*$")
 _AFTER_A_NAME = re.compile(r"\b[A-Z][\w.&'-]*\s+$")
 
 
@@ -425,9 +427,11 @@ def unread_matters(
         return False
     if _JOINED.search(question[: span.start]) or _BASIS_BEFORE.search(question[: span.start]):
         return True
+    before = question[: span.start]
     if (
-        span.start > 0
-        and not _AFTER_A_NAME.search(question[: span.start])
+        before.strip()
+        and not _AFTER_A_NAME.search(before)
+        and not _SENTENCE_END.search(before)
         and any(_proper_name(word) for word in rest)
     ):
         # A name nothing read ("LinkedIn", "Germany", "Azure") is a part of the company the
