@@ -36,7 +36,7 @@ from shared.contracts import (
     ToolsCompleted,
 )
 from shared.model_calls import observed_model_call
-from shared.value_formatting import format_fact_value
+from shared.value_formatting import format_fact_value, format_value
 
 log = structlog.get_logger()
 
@@ -93,7 +93,7 @@ def _passage_line(number: int, passage: Passage) -> dict[str, Any]:
 
 
 def _fact_line(fact: Fact) -> dict[str, Any]:
-    return {
+    line: dict[str, Any] = {
         "source_id": fact.source_id,
         "company": fact.company,
         "metric": fact.metric_label,
@@ -101,6 +101,13 @@ def _fact_line(fact: Fact) -> dict[str, Any]:
         "period_end": fact.period_end.isoformat(),
         "value": format_fact_value(fact),
     }
+    if fact.differs is not None:
+        # Another source gives another figure: the model says both, as the template does.
+        line["another_source_gives"] = {
+            "value": format_value(fact.differs.value, fact.unit),
+            "source_id": fact.differs.source_id,
+        }
+    return line
 
 
 def prompt_messages(completed: ToolsCompleted, reference: AnswerDrafted) -> list[dict[str, str]]:
