@@ -1,6 +1,7 @@
 """Values a JSON schema allows, as a hypothesis strategy: the subset of JSON Schema that
 pydantic writes for finq's tool arguments (objects, anyOf, enums, strings with a pattern,
-a length or a date format, bounded integers and numbers, arrays, booleans and null).
+a length or a date format, bounded integers and numbers, arrays, booleans and null, and
+nested models as `$defs` named by `$ref`).
 
 A schema using anything else fails loudly, so a new kind of argument cannot pass the
 property tests by being skipped."""
@@ -29,16 +30,22 @@ _KNOWN = {
     "minimum",
     "maximum",
     "pattern",
+    "$defs",
+    "$ref",
     *_IGNORED,
 }
 
 
-def values_of(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+def values_of(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> st.SearchStrategy[Any]:
+    """`defs`: the root schema's `$defs`, which a `$ref` anywhere below it names."""
     unknown = set(schema) - _KNOWN
     if unknown:
         raise ValueError(f"a schema keyword values_of does not read: {sorted(unknown)}")
+    defs = {**(defs or {}), **schema.get("$defs", {})}
+    if "$ref" in schema:
+        return values_of(defs[schema["$ref"].removeprefix("#/$defs/")], defs)
     if "anyOf" in schema:
-        return st.one_of(*(values_of(part) for part in schema["anyOf"]))
+        return st.one_of(*(values_of(part, defs) for part in schema["anyOf"]))
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     kind = schema.get("type")
@@ -46,14 +53,16 @@ def values_of(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         properties = schema.get("properties", {})
         required = set(schema.get("required", []))
         return st.fixed_dictionaries(
-            {name: values_of(part) for name, part in properties.items() if name in required},
+            {name: values_of(part, defs) for name, part in properties.items() if name in required},
             optional={
-                name: values_of(part) for name, part in properties.items() if name not in required
+                name: values_of(part, defs)
+                for name, part in properties.items()
+                if name not in required
             },
         )
     if kind == "array":
         return st.lists(
-            values_of(schema.get("items", {"type": "string"})),
+            values_of(schema.get("items", {"type": "string"}), defs),
             min_size=schema.get("minItems", 0),
             max_size=schema.get("maxItems", 5),
         )

@@ -83,6 +83,17 @@ def arguments(as_filed: AsFiled | None) -> GetFinancialMetricsArgs:
     )
 
 
+def as_filed_in_2017(sources: dict[str, Source]) -> tuple[list[Fact], list[Fact]]:
+    """Fiscal 2016's operating cash flow asked as Apple's 2017 10-K states it."""
+    return with_statements(
+        [XBRL_FACT.model_copy()],
+        sources,
+        ROWS,
+        arguments(AsFiled(form="10-K", fiscal_year=2017)),
+        ASKED,
+    )
+
+
 @pytest.mark.parametrize(
     ("question", "form", "year"),
     [
@@ -118,13 +129,7 @@ def test_a_question_that_names_no_filing_has_none(question: str) -> None:
 
 def test_a_figure_asked_of_a_filing_is_that_filings_cell_with_its_page() -> None:
     sources: dict[str, Source] = {XBRL_SOURCE.source_id: XBRL_SOURCE}
-    facts, taken = with_statements(
-        [XBRL_FACT.model_copy()],
-        sources,
-        ROWS,
-        arguments(AsFiled(form="10-K", fiscal_year=2017)),
-        ASKED,
-    )
+    facts, taken = as_filed_in_2017(sources)
     [shown] = facts
     assert taken == [shown]
     assert shown.value == 65_824_000_000
@@ -173,13 +178,7 @@ def test_a_statement_figure_is_written_as_the_statement_writes_it() -> None:
 
 def test_the_answer_says_both_figures_and_the_validator_holds_each_to_its_source() -> None:
     sources: dict[str, Source] = {XBRL_SOURCE.source_id: XBRL_SOURCE}
-    facts, _ = with_statements(
-        [XBRL_FACT.model_copy()],
-        sources,
-        ROWS,
-        arguments(AsFiled(form="10-K", fiscal_year=2017)),
-        ASKED,
-    )
+    facts, _ = as_filed_in_2017(sources)
     text, citations = compose_metric_answer(facts, list(sources.values()), [])
     assert "was $65.8 billion ($65,824 million as stated, 10-K, page 46)" in text
     assert "SEC's XBRL data gives $66.2 billion (10-K, accession 0000320193-18-000145)" in text
