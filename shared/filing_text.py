@@ -74,7 +74,7 @@ class Wording:
     """One common ask (`asks`, matched against the question) and how filings word what
     answers it: `answers` are phrases (lower case) of the sentence or row that answers,
     `also` phrases of sentences near the answer. The question's own words for the ask are
-    stood in for by these phrases: "What was the critical audit matter?" is answered by
+    stood in for by these phrases: a question naming the critical audit matter is answered by
     "Description of the Matter…", not by the sentence that repeats "critical audit matter"."""
 
     asks: re.Pattern[str]

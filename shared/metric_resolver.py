@@ -422,7 +422,7 @@ class UnknownMetricPhrase(ValueError):
 
 _TAG_WORD = re.compile(r"[A-Z][a-z]*|[0-9]+")
 # The cash flow statement names a payment by what it pays for: "Payments to acquire
-# property, plant and equipment", "Payments for repurchase of common stock", "Payments of
+# productive assets", "Payments for repurchase of common stock", "Payments of
 # dividends", "Income taxes paid, net". People say the same with other verbs.
 _PAYMENT_TAG = re.compile(r"^payments (?:(?P<action>to \w+) |for |of )(?P<object>.+)$")
 _PAID_TAG = re.compile(r"^(?P<object>.+?) paid(?P<net> net)?$")
@@ -498,7 +498,7 @@ def tag_words(tag: str) -> str:
 def tag_names(metric: Metric) -> tuple[str, ...]:
     """The names a reported metric's tags give it, as filings and people word a payment:
     the tag itself in words, and for a cash payment the verbs people use for it ("pay to
-    acquire property, plant and equipment", "cash outflow for repurchasing common stock",
+    acquire productive assets", "cash outflow for repurchasing common stock",
     "interest payments")."""
     if metric.unit != "USD":  # per-share "cash paid" tags name no payment in dollars
         return ()

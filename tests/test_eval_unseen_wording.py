@@ -17,6 +17,7 @@ import re
 from functools import cache
 from pathlib import Path
 
+from services.control.document_eval import load_document_questions
 from services.control.evaluation import load_split
 from shared.metric_catalog import CATALOG
 
@@ -83,13 +84,25 @@ def test_the_code_is_read_whole() -> None:
     assert not any(name.startswith("tests/") for name in files)
 
 
+def unseen_questions() -> list[tuple[str, str, str]]:
+    """(split, id, question) of every question the code must not have read: the golden
+    questions' held-out and outside splits, and the document questions' (answers from
+    filings, services/control/document_questions*.jsonl)."""
+    golden = [(q.split, q.id, q.question) for s in UNSEEN_SPLITS for q in load_split(s)]
+    documents = [
+        (f"documents {q.split}", q.id, q.question)
+        for q in load_document_questions()
+        if q.split in UNSEEN_SPLITS
+    ]
+    return golden + documents
+
+
 def test_no_five_word_run_of_a_heldout_or_outside_question_is_in_the_code() -> None:
     code = code_runs()
     hits = [
-        f"{question.split} {question.id}: {' '.join(run)!r} in {where(run, code[run])}"
-        for split in UNSEEN_SPLITS
-        for question in load_split(split)
-        for run in sorted(runs(question.question))
+        f"{split} {id_}: {' '.join(run)!r} in {where(run, code[run])}"
+        for split, id_, question in unseen_questions()
+        for run in sorted(runs(question))
         if run in code and run not in catalog_runs()
     ]
     assert not hits, f"{len(hits)} runs of unseen questions stand in the code:\n" + "\n".join(hits)

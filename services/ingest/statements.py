@@ -18,7 +18,7 @@ when the second block has the same number of columns and either no column header
 own or the same periods, with nothing between the two but page furniture.
 
 Column headers are read into periods ("Year Ended December 31, 2017", "June 30, | 2016",
-"Three Months Ended June 28, 2025", "As of December 31, 2024"); amounts are multiplied by
+"Three Months Ended June 28, 2025", "As of December 28, 2030"); amounts are multiplied by
 the scale the table or the text just above it states ("In millions, except number of
 shares, which are reflected in thousands, and per-share amounts"), per-share amounts not.
 """

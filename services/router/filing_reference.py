@@ -1,11 +1,10 @@
-"""A filing the question names as the source of its figures: "per the 10-K", "in Amazon's
-2017 annual report", "as shown in the cash flow statement", "(FY22 10-K)".
+"""A filing the question names as the source of its figures: "according to its annual
+report", "from the FY2019 10-Q", "on the balance sheet", "(FY21 10-K)".
 
 Such a question asks for the figure as that filing states it: the cell of its statement,
 with its page, not a figure as a later filing restated it. A year written beside the
-filing's name is the filing's, not a period asked ("Looking at the fiscal 2017 10-K, what
-was operating cash flow in fiscal 2016?" asks fiscal 2016 as the 2017 10-K states it), unless
-it is the only year the question names.
+filing's name is the filing's, not a period asked (the 2019 10-K's column for 2018 is asked
+as 2018, as that filing states it), unless it is the only year the question names.
 """
 
 from __future__ import annotations

@@ -173,9 +173,9 @@ _SUBTRACTED = re.compile(
 
 def difference_of_parts(question: str, metrics: Sequence[str]) -> tuple[str | None, list[Span]]:
     """The catalog figure a question asks for as one figure less another, in the order it
-    names them ("operating cash flow minus purchases of property and equipment" is free cash
-    flow), and the spans of the words that subtract; None when it subtracts nothing or the
-    difference is no catalog figure."""
+    names them ("cash from operations, less capital spending" is free cash flow), and the
+    spans of the words that subtract; None when it subtracts nothing or the difference is
+    no catalog figure."""
     if len(metrics) != 2 or not (spans := _spans(_SUBTRACTED, question)):
         return None, []
     whole = FORMULA_INDEX.get(("-", metrics[0], metrics[1]))

@@ -747,8 +747,8 @@ def find_periods(
         and len(periods.fiscal_years) == 1
         and periods.period in (None, "annual")
     ):
-        # "higher at the end of fiscal 2022 than a year earlier": the year before the one
-        # named, in the question itself (a follow-up's shift moves the turn before's year).
+        # A year and "a year earlier" in one question ask both: the year before the one it
+        # names (a follow-up's shift moves the turn before's year instead).
         periods.fiscal_years = [periods.fiscal_years[0] - 1, periods.fiscal_years[0]]
         periods.shift = 0
     to_date = {d.months_to_date for d in dated if d.period is not None}

@@ -404,7 +404,7 @@ class Understanding:
     matches: MetricMatches
     periods: Periods
     forms: list[str]
-    # The filing the question takes its figures from ("per the 2017 10-K"), if it names one.
+    # The filing the question takes its figures from ("as its FY2017 10-K states"), if any.
     filing: FilingNamed | None = None
     # The question's own formula for its one figure ("DPO is defined as: …"), if it gives one.
     formula: str | None = None

@@ -52,7 +52,7 @@ RERANK_DEPTH = 50
 # 1)), times the share of the question's words its row, heading and header hold.
 TABLE_BOOST = 1.0 / (RRF_K + 1)
 # What a passage holding a filing's wording of the answer to a common ask gains ("…there
-# were 23,301 shareholders of record" for "how many holders of record").
+# were 23,301 shareholders of record" for a question about the count of record holders).
 WORDING_BOOST = 1.0 / (RRF_K + 1)
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
@@ -327,7 +327,7 @@ class FigureAsk:
 
 
 def figure_ask(query: str, company_words: set[str]) -> FigureAsk | None:
-    """The figure a query asks for ("What was Apple's iPhone net sales in fiscal 2024?",
+    """The figure a query asks for ("Apple's iPhone net sales for fiscal 2024?",
     "Greater China net sales 2024"), or None when it asks for something else."""
     if "figure" not in asks(query):
         return None
