@@ -19,6 +19,7 @@ from pathlib import Path
 
 from services.control.document_eval import load_document_questions
 from services.control.evaluation import load_split
+from services.ingest.statement_metrics import STATEMENT_LABELS
 from shared.metric_catalog import CATALOG
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,10 +54,13 @@ def code_runs() -> dict[Run, str]:
 
 @cache
 def catalog_runs() -> frozenset[Run]:
-    """Every five-word run inside one of the catalog's labels, aliases or descriptions."""
+    """Every five-word run inside one of the catalog's labels, aliases or descriptions, or
+    inside a statement line's label as filings print it (STATEMENT_LABELS): the words of
+    the statements themselves, which a question may use as any filing does."""
     texts = [
         text for metric in CATALOG for text in (metric.label, metric.description, *metric.aliases)
     ]
+    texts += [label for labels in STATEMENT_LABELS.values() for label in labels]
     return frozenset(run for text in texts for run in runs(text))
 
 
@@ -92,7 +96,7 @@ def unseen_questions() -> list[tuple[str, str, str]]:
     documents = [
         (f"documents {q.split}", q.id, q.question)
         for q in load_document_questions()
-        if q.split in UNSEEN_SPLITS
+        if q.split in (*UNSEEN_SPLITS, "fresh")
     ]
     return golden + documents
 

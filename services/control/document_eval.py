@@ -38,12 +38,15 @@ QUESTIONS_FILE = Path(__file__).resolve().parent / "document_questions.jsonl"
 # Written by a helper who never read how finq reads filings (the text extraction, the
 # chunker): the split nobody tunes against.
 OUTSIDE_FILE = Path(__file__).resolve().parent / "document_questions_outside.jsonl"
+# A second outside split, written after the first had been read for its failures: the one
+# that is still unseen.
+FRESH_FILE = Path(__file__).resolve().parent / "document_questions_fresh.jsonl"
 # The router asks search_documents for its default number of passages; the answer is made
 # from those, so hit@k looks exactly as deep as the answerer does.
 PASSAGES_PER_QUESTION = 5
 
-Split = Literal["dev", "heldout", "outside"]
-SPLITS: tuple[Split, ...] = ("dev", "heldout", "outside")
+Split = Literal["dev", "heldout", "outside", "fresh"]
+SPLITS: tuple[Split, ...] = ("dev", "heldout", "outside", "fresh")
 Kind = Literal["prose", "table"]
 KINDS: tuple[Kind, ...] = ("prose", "table")
 
@@ -133,8 +136,8 @@ def load_document_questions(
     path: Path | None = None, split: Split | Literal["all"] = "all"
 ) -> list[DocumentQuestion]:
     """The questions of `path`, or of the bundled files (the team's, then the outside
-    split's) when none is given."""
-    paths = [path] if path is not None else [QUESTIONS_FILE, OUTSIDE_FILE]
+    splits') when none is given."""
+    paths = [path] if path is not None else [QUESTIONS_FILE, OUTSIDE_FILE, FRESH_FILE]
     lines = [line for each in paths for line in each.read_text(encoding="utf-8").splitlines()]
     questions = [DocumentQuestion.model_validate_json(line) for line in lines if line.strip()]
     return [q for q in questions if split == "all" or q.split == split]

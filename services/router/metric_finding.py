@@ -1,17 +1,17 @@
 """Which metrics a question names, including misspelt and paraphrased ones.
 
-Exact catalog phrases are found first over the normalized question (longest phrase wins,
-so "operating cash flow" beats "cash"; the normalizer has already turned "cash generated
-by operating activities" into "operating cash flow"). Two of them that the words between
-them put one over the other ("what share of revenue went to R&D", "R&D relative to
-revenue") become the catalog ratio of that formula, read by the resolver's ratio grammar,
-instead of its two inputs. What is left once companies, periods and question words are
-taken out is tried against the resolver's fallbacks: runs of leftover words, longest
-windows first, fuzzy; then, only if no metric was found at all, the embedding fallback
-over each whole run. Leftover runs that nothing
-resolves are reported, so the router can name them and the three closest metrics, or,
-beside a metric, refuse to answer a part of a figure ("iPhone net sales") with the whole;
-words that only restate the figure ("net", "total", "spend on") are not reported.
+Exact catalog phrases are found first over the normalized question (longest phrase wins, so
+"operating cash flow" beats "cash"; the normalizer has already turned the statement's
+wording of it, cash its operations generated, into "operating cash flow"). Two of them that
+the words between them put one over the other ("what share of revenue went to R&D", "R&D
+relative to revenue") become the catalog ratio of that formula, read by the resolver's ratio
+grammar, instead of its two inputs. What is left once companies, periods and question words
+are taken out is tried against the resolver's fallbacks: runs of leftover words, longest
+windows first, fuzzy; then, only if no metric was found at all, the embedding fallback over
+each whole run. Leftover runs that nothing resolves are reported, so the router can name
+them and the three closest metrics, or, beside a metric, refuse to answer a part of a figure
+("iPhone net sales") with the whole; words that only restate the figure ("net", "total",
+"spend on") are not reported.
 """
 
 from __future__ import annotations

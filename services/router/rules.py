@@ -814,7 +814,7 @@ def _without_negated(
 
 def _without_bare_cash(question: str, metrics: list[str]) -> list[str]:
     """ "How much cash went into buying back Apple's stock", "cash paid in taxes",
-    "per the cash flow statement": beside a cash flow figure, the bare word "cash" is the
+    "as its statement of cash flows shows": beside a cash flow figure, the bare word "cash" is the
     money that flow moved, not the cash balance, unless the question names the balance."""
     flows = [m for m in metrics if METRICS_BY_ID[m].category in {"cash_flow", "capital_returns"}]
     if "cash_and_equivalents" not in metrics or not flows or _CASH_BALANCE.search(question):
