@@ -8,8 +8,15 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from shared.contracts import CallOfTool, RouteDecided, ToolCall
-from shared.tools import TOOL_SPECS, GetPricesArgs
+from shared.tools import (
+    TOOL_SPECS,
+    GetPortfolioActivityArgs,
+    GetPricesArgs,
+    SearchDocumentsArgs,
+)
 
 CONTRACTS = Path(__file__).resolve().parents[1] / "shared" / "contracts.py"
 
@@ -52,3 +59,13 @@ def test_every_tools_arguments_decode_into_its_own_model_on_the_far_side() -> No
     decoded = RouteDecided.model_validate_json(route.model_dump_json())
     assert isinstance(decoded.tool_calls[0].arguments, GetPricesArgs)
     assert decoded == route
+
+
+def test_a_tool_argument_with_a_nul_character_is_refused_before_the_database() -> None:
+    # PostgreSQL's text cannot hold NUL; a model's garbled argument must be a refusal the
+    # router can answer, not a stage that fails five times on the database.
+    with pytest.raises(ValueError, match="NUL"):
+        GetPortfolioActivityArgs(account="Roth\x00IRA")
+    with pytest.raises(ValueError, match="NUL"):
+        SearchDocumentsArgs(query="supply\x00risk")
+    assert GetPortfolioActivityArgs(account="Roth IRA").account == "Roth IRA"

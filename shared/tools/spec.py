@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     StringConstraints,
+    field_validator,
     model_serializer,
 )
 
@@ -42,12 +43,29 @@ def forms_as_sec_spells_them(forms: list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(spelled))
 
 
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list | tuple):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
 class ToolArguments(BaseModel):
     """The base of every tool's argument model. On the wire an argument left unset is left
     out (a plan reads as what it asks for), and a field with an alias ("from") is written by
     it, as the model's schema names it."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul_in_text(cls, value: Any) -> Any:
+        # PostgreSQL's text holds no NUL character: an argument with one (a model's garbled
+        # account name) is refused here, not failed on at the database.
+        if _holds_nul(value):
+            raise ValueError("text arguments may not hold a NUL character")
+        return value
 
     @model_serializer(mode="wrap")
     def _without_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
