@@ -433,12 +433,11 @@ def _rows_lead(question: str, rows: list[_Candidate], numbers: list[int]) -> str
         f"{_row_reading(row)} [{number}]" for row, number in zip(rows, numbers, strict=True)
     ]
     lead = "; ".join(readings) + "."
-    amounts = [_amount(row.row.values[row.column or 0]) for row in rows if row.row is not None]
-    if len(rows) >= 2 and _WHICH_LARGER.search(question) and None not in amounts:
-        largest = max(range(len(rows)), key=lambda i: amounts[i] or 0.0)
-        row = rows[largest].row
-        assert row is not None
-        lead = f"{row.label} is the larger: {lead}"
+    # Every row here is a numeric row (the caller's choice), read in its period's column.
+    named = [(row.row.label, _amount(row.row.values[row.column or 0])) for row in rows if row.row]
+    if len(named) >= 2 and _WHICH_LARGER.search(question) and all(a is not None for _, a in named):
+        label, _ = max(named, key=lambda pair: pair[1] or 0.0)
+        lead = f"{label} is the larger: {lead}"
     return lead
 
 

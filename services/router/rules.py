@@ -494,7 +494,9 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
     defining = [defined.span] if defined is not None else []
     # Read on the corrected text, so every span lines up with the company mentions (a
     # corrected name may be shorter than the misspelling).
-    periods = find_periods(_blanked(corrected, defining), latest, directory.calendar(symbols))
+    # The question without its definition: what it asks, as opposed to how it defines it.
+    asking = _blanked(corrected, defining)
+    periods = find_periods(asking, latest, directory.calendar(symbols))
     filing = filing_named(corrected)
     if filing is not None and filing.year_span is not None:
         # The year beside the filing's name is the filing's; the periods asked are the
@@ -578,7 +580,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         # the answerer computes the change (quarterly growth is not a stored figure).
         list(dict.fromkeys(_GROWTH_BASE.get(m, m) for m in matches.metrics))
         if periods.same_quarter_last_year
-        else growth_metrics(_blanked(corrected, defining), matches.metrics, periods.fiscal_years)
+        else growth_metrics(asking, matches.metrics, periods.fiscal_years)
     )
     # A figure and its growth are one figure to compute with ("revenue" and "revenue growth").
     figures = len({_GROWTH_BASE.get(metric, metric) for metric in metrics})
@@ -639,7 +641,7 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         filing=filing,
         formula=defined.formula if defined is not None and len(metrics) == 1 else None,
         growth=metrics != matches.metrics
-        or bool(_GROWTH_WORDS.search(_blanked(corrected, defining)))
+        or bool(_GROWTH_WORDS.search(asking))
         or (operation is not None and operation.kind == "change"),
         corrections=corrections,
         slips=slips,

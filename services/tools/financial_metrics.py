@@ -292,7 +292,7 @@ def with_statements(
             shown, elsewhere = other, fact
         if (
             other is not None
-            and elsewhere is not None
+            and elsewhere is not None  # always so when `other` is; said for the type checker
             and fact.formula is None
             and other.formula is None
             and disagree(fact, other)
