@@ -105,9 +105,28 @@ def format_as_stated(value: float, unit: str) -> str:
 _STATEMENT_SOURCE = "doc:"
 
 
+def read_from_statement(fact: Fact) -> bool:
+    """Whether a fact is a cell of a filing's statement, as opposed to an XBRL figure or one
+    finq computed."""
+    return fact.formula is None and fact.source_id.startswith(_STATEMENT_SOURCE)
+
+
 def format_fact_value(fact: Fact) -> str:
     """A fact's value: as its statement writes it when read from one (a reader checks it
     against the cited page), else in finq's own way."""
-    if fact.formula is None and fact.source_id.startswith(_STATEMENT_SOURCE):
+    if read_from_statement(fact):
         return format_as_stated(fact.value, fact.unit)
     return format_value(fact.value, fact.unit)
+
+
+def format_computed_value(value: float, unit: str, inputs: list[Fact]) -> str:
+    """A figure computed from others: in finq's way, and also in the statement's scale when
+    every input is a statement's cell ("$22.4 billion, or $22,396 million"), so a reader
+    holding the filing sees the number its lines add up to."""
+    said = format_value(value, unit)
+    if inputs and all(read_from_statement(f) for f in inputs):
+        stated = format_as_stated(value, unit)
+        if stated != said:
+            # Not in brackets: a bracketed amount reads as a negative one in a filing.
+            return f"{said}, or {stated}"
+    return said

@@ -17,6 +17,7 @@ from services.router.rules import CompanyDirectory, CompanyEntry
 from services.validator.finalizing import validate_draft
 from shared.contracts import (
     AskedOperation,
+    Fact,
     PeriodSelection,
     RouteDecided,
     Source,
@@ -273,5 +274,92 @@ def test_a_change_asked_as_yes_or_no_is_answered_yes_or_no_with_the_change_behin
         draft.answer
     )
     assert "changed by -$11.0 billion" in draft.answer
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("R&D and SG&A combined", "sum"),
+        ("research and development plus selling expense", "sum"),
+        ("the sum of the two", "sum"),
+        ("the difference between gross profit and operating income", "difference"),
+        ("gross profit minus operating income", "difference"),
+    ],
+)
+def test_figures_of_one_company_added_or_subtracted_are_an_operation_across_them(
+    question: str, kind: str
+) -> None:
+    operation, spans = read_operation(question, companies=1, periods=1, metrics=2)
+    assert operation is not None and spans
+    assert operation.kind == kind
+
+
+def test_two_figures_named_under_the_total_are_two_figures_not_a_sum() -> None:
+    assert read_operation("the total revenue and net income", 1, 1, metrics=2) == (None, [])
+    # Across years, "how much more" asks how each figure changed, not their difference.
+    assert read_operation("how much more R&D and SG&A than in 2022", 1, 2, metrics=2) == (None, [])
+
+
+def _metrics_answered(question: str, operation: AskedOperation, *facts):  # type: ignore[no-untyped-def]
+    metrics = list(dict.fromkeys(fact.metric for fact in facts))
+    arguments = GetFinancialMetricsArgs(symbols=["AAPL"], metrics=metrics)
+    route = RouteDecided(
+        question=question,
+        intent="metric_lookup",
+        tool_calls=[ToolCall.of(arguments)],
+        understood=understanding(
+            {"AAPL": "Apple"},
+            metrics,
+            periods=PeriodSelection(period_type="annual", fiscal_years=[2015]),
+            operation=operation,
+        ),
+    )
+    result = ToolResult(
+        tool="get_financial_metrics",
+        arguments=arguments,
+        facts=list(facts),
+        sources=[Source(source_id=f.source_id, label="10-K", form="10-K", page=42) for f in facts],
+    )
+    return draft_answer(ToolsCompleted(route=route, results=[result]))
+
+
+def _cell(value: float, metric: str) -> Fact:
+    # A figure read from the 10-K's income statement: cited by its page.
+    return make_fact(
+        value, year=2015, period_end=date(2015, 9, 26), metric=metric, source_id="doc:d1:p42"
+    )
+
+
+def test_figures_added_are_computed_said_first_in_the_statements_scale_and_validate() -> None:
+    draft = _metrics_answered(
+        "In fiscal 2015, what did Apple spend on R&D and SG&A combined?",
+        AskedOperation(kind="sum", text="combined"),
+        _cell(8_067e6, "research_and_development"),
+        _cell(14_329e6, "selling_general_and_administrative"),
+    )
+    assert draft.answer.startswith(
+        "Apple's research and development and selling general and administrative combined in "
+        "fiscal 2015"
+    ), draft.answer
+    first = draft.answer.split(". ")[0]
+    assert "$22.4 billion, or $22,396 million" in first
+    assert "$8,067 million" in first and "$14,329 million" in first
+    validated = validate_draft(draft)
+    assert validated.validation.passed, validated.validation.issues
+    assert not validated.validation.repairs
+
+
+def test_one_figure_less_another_is_computed_in_the_order_named_and_validates() -> None:
+    draft = _metrics_answered(
+        "gross profit less operating income in fiscal 2015",
+        AskedOperation(kind="difference", text="less"),
+        make_fact(93_626e6, year=2015, metric="gross_profit"),
+        make_fact(71_230e6, year=2015, metric="operating_income"),
+    )
+    assert draft.answer.startswith(
+        "Apple's gross profit less operating income in fiscal 2015 came to $22.4 billion"
+    ), draft.answer
     validated = validate_draft(draft)
     assert validated.validation.passed, validated.validation.issues

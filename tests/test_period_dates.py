@@ -461,3 +461,15 @@ async def test_the_bundled_database_gives_each_company_its_fiscal_calendar(
         [2024],
         [2],
     )
+
+
+def test_balances_between_two_year_ends_are_both_years_not_a_window_of_days() -> None:
+    periods = find_periods(
+        "long-term debt between December 31, 2023 and December 31, 2024", calendar=ALPHABET
+    )
+    assert (periods.period, periods.fiscal_years) == ("annual", [2023, 2024])
+
+
+def test_days_that_end_no_fiscal_year_stay_a_window() -> None:
+    periods = find_periods("between March 1, 2024 and June 28, 2024", calendar=ALPHABET)
+    assert periods.fiscal_years == []

@@ -17,7 +17,7 @@ from services.answerer.intent_answers import fiscal_period
 from shared.contracts import Fact, FormulaInput, Understood
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
-from shared.value_formatting import format_fact_value, format_value
+from shared.value_formatting import format_computed_value, format_fact_value, format_value
 
 _MONTH_WORDS = {3: "three", 6: "six", 9: "nine", 12: "twelve"}
 
@@ -82,7 +82,59 @@ def operation_figures(facts: list[Fact], understood: Understood) -> tuple[list[F
     sum, difference or multiple across companies."""
     changed, said = change_between_years(facts, understood)
     across, told = across_companies(facts, understood)
-    return [*changed, *across], [*said, *told]
+    added, shown = across_metrics(facts, understood)
+    return [*changed, *across, *added], [*said, *told, *shown]
+
+
+def across_metrics(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+    """Several figures of one company for one period added up ("R&D and SG&A combined"), or
+    the first less the second, in the order the question names them; for each period that
+    holds them all, in one unit."""
+    operation = understood.operation
+    asked = [m.id for m in understood.metrics]
+    if (
+        operation is None
+        or operation.kind not in ("sum", "difference")
+        or len(asked) < 2
+        or len(understood.symbols) != 1
+    ):
+        return [], []
+    by_period: dict[tuple[str, str], dict[str, Fact]] = defaultdict(dict)
+    for fact in facts:
+        if fact.metric in asked:
+            by_period[(fact.symbol, fact.period)].setdefault(fact.metric, fact)
+    derived: list[Fact] = []
+    sentences: list[str] = []
+    for (symbol, period), of_metric in by_period.items():
+        taken = [of_metric[m] for m in asked if m in of_metric]
+        if len(taken) < len(asked) or len({f.unit for f in taken}) != 1:
+            continue
+        first = taken[0]
+        if operation.kind == "sum":
+            value, joiner = sum(f.value for f in taken), "+"
+            label = " and ".join(mid_sentence(f.metric_label) for f in taken) + " combined"
+        else:
+            value, joiner = first.value - taken[1].value, "-"
+            label = f"{mid_sentence(first.metric_label)} less {mid_sentence(taken[1].metric_label)}"
+        terms = [f.metric for f in taken]
+        written = format_computed_value(value, first.unit, taken)
+        shown = f" {'+' if joiner == '+' else '−'} ".join(format_fact_value(f) for f in taken)
+        sentences.append(
+            f"{possessive(first.company)} {label} in {fiscal_period(first)} came to {written}: "
+            f"{shown}."
+        )
+        derived.append(
+            _derived(
+                first,
+                metric="_".join([operation.kind, *terms]),
+                metric_label=label,
+                value=value,
+                source_id=f"derived:{symbol}:{operation.kind}:{'+'.join(terms)}:{period}",
+                formula=f" {joiner} ".join(terms),
+                inputs=[_input(term, f) for term, f in zip(terms, taken, strict=True)],
+            )
+        )
+    return derived, sentences
 
 
 def _is_flow(metric: str) -> bool:

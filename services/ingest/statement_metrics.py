@@ -46,6 +46,8 @@ STATEMENT_LABELS: dict[StatementKind, dict[str, str]] = {
         "Net income per share, diluted": "eps_diluted",
         "Cash dividends declared per common share": "dividends_per_share",
         "Total net revenue": "revenue",
+        # Amazon's: its only marketing line, with no selling or sales beside it.
+        "Marketing": "selling_and_marketing",
         "Total net revenues": "revenue",
     },
     "balance": {},

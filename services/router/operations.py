@@ -108,6 +108,8 @@ def read_operation(
 ) -> tuple[AskedOperation | None, list[Span]]:
     """The arithmetic `question` asks of its figures, with the spans of the words that ask
     it; None when it asks none or its reading lacks what the arithmetic needs."""
+    if metrics >= 2 and companies == 1:
+        return _across_metrics(question, periods, metrics)
     if metrics != 1:
         return None, []
     if companies >= 2:
@@ -141,6 +143,31 @@ def read_operation(
                 "yes_no_direction": direction,
             }
         ), spans
+    return None, []
+
+
+# Figures of one company added into one the catalog does not name ("R&D and SG&A
+# combined"): the words of a sum, without "the total", which names a figure ("the total
+# revenue and net income" asks for two).
+_METRICS_ADDED = re.compile(
+    r"\b(?:combined|together|altogether|in total|total of|sum(?:med)?"
+    r"|add(?:ed|ing)? (?:up|together)|aggregate)\b|\+|\bplus\b",
+    re.I,
+)
+
+
+def _across_metrics(
+    question: str, periods: int, metrics: int
+) -> tuple[AskedOperation | None, list[Span]]:
+    """Two or more figures of one company, added up ("R&D and SG&A combined"), or the first
+    less the second ("the difference between gross profit and operating income"), as the
+    question names them; the answerer computes it for each period asked."""
+    if spans := _spans(_METRICS_ADDED, question):
+        return _operation("sum", question, spans), spans
+    # Between periods, "how much more" asks how each figure changed.
+    differed = _spans(_SUBTRACTED, question) or _spans(_DIFFERENCE, question)
+    if metrics == 2 and periods <= 1 and (spans := differed):
+        return _operation("difference", question, spans), spans
     return None, []
 
 

@@ -558,14 +558,23 @@ def _read_dated(
     # Two days joined as a window ("from March 1, 2024 to June 28, 2024") are a span of
     # calendar days, a price question's window, not two balances.
     days = _date_spans(reading.rest)
+    days_of = dict(days)
     windowed: set[Span] = set()
     for (first_span, _), (second_span, second_day) in itertools.pairwise(days):
         if first_span in windowed:
             continue
         between = reading.rest[first_span[1] : second_span[0]]
         before = reading.rest[: first_span[0]]
-        if _WINDOW_CONNECTOR.match(between) and (
-            _WINDOW_OPENING.search(before) or between.strip() not in ("and",)
+        # Two days that each end a fiscal year are two balance sheets ("long-term debt
+        # between December 31, 2018 and December 31, 2019"), read below as instants.
+        ends = (days_of[first_span], second_day)
+        both_year_ends = calendar_known and all(
+            fiscal_calendar.year_ending_on(day) is not None for day in ends
+        )
+        if (
+            _WINDOW_CONNECTOR.match(between)
+            and (_WINDOW_OPENING.search(before) or between.strip() not in ("and",))
+            and not both_year_ends
         ):
             opening = _WINDOW_OPENING.search(before)
             span = (opening.start() if opening else first_span[0], second_span[1])
