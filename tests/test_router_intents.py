@@ -278,3 +278,24 @@ def test_harder_phrasings_find_their_intent(question: str, intent: str) -> None:
          CompanyEntry("FB", "Meta Platforms", ("meta", "facebook")))
     )  # fmt: skip
     assert route_question(question, directory).intent == intent
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "On what date did Apple carry out its four-for-one stock split?",
+        "What price per share did Microsoft agree to pay for Activision, per its 2022 10-K?",
+        "On which exchange does Apple's stock trade, according to its fiscal 2024 annual report?",
+    ],
+)
+def test_a_price_word_beside_a_filing_or_an_events_date_asks_the_filings_text(
+    question: str,
+) -> None:
+    assert route_question(question, DIRECTORY).intent == "document_search"
+
+
+@pytest.mark.parametrize(
+    "question", ["when did apple stock peak in 2022", "When was Apple's stock price lowest in 2023?"]
+)
+def test_the_day_of_a_prices_high_or_low_is_still_a_price_question(question: str) -> None:
+    assert route_question(question, DIRECTORY).intent == "price"

@@ -128,6 +128,18 @@ def decide_intent(candidate: str | None, planning: Planning) -> Decision:
     if intent in METRIC_INTENTS | {"price"} and _FORECAST.search(understanding.question):
         # What a figure or a price will be is a prediction, which finq does not make.
         return Decision("out_of_scope")
+    if intent == "price" and (
+        understanding.filing is not None
+        or (
+            _ASKS_DATE.search(understanding.question)
+            and not _EXTREME.search(understanding.question)
+        )
+    ):
+        # A filing holds no market prices: "the price per share it agreed to pay, as the
+        # 10-K describes" asks the filing's text. And the only day a price series answers
+        # is the day of a high or a low: "on what date did it split its stock" asks of an
+        # event, which the filings tell.
+        return Decision("document_search")
     named_forms = form_words(understanding.question)
     topic = [
         phrase
@@ -178,6 +190,12 @@ def decide_intent(candidate: str | None, planning: Planning) -> Decision:
     return Decision(intent)  # type: ignore[arg-type]
 
 
+# A question that asks for a day, and the words of a price's extremes, whose day a price
+# series can tell.
+_ASKS_DATE = re.compile(r"\b(?:when|(?:what|which) (?:date|day))\b", re.IGNORECASE)
+_EXTREME = re.compile(
+    r"\b(?:high|low|peak|bottom|top|record|max|min|best|worst|most|least)\w*", re.IGNORECASE
+)
 # A question about what a figure or a price will be.
 _FORECAST = re.compile(
     r"\bwill\b[^?.]*\b(?:be|trade|trading|reach|hit|go|end|close|grow|fall|rise)\b"
