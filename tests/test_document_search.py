@@ -413,3 +413,55 @@ async def test_a_word_most_searched_passages_hold_does_not_outrank_the_rare_word
             ),
         )
     assert words == "linkedin"
+
+
+SEGMENT_INTRO = "Operating income (loss) by segment is as follows (in millions):"
+SEGMENT_TABLE = (
+    "[TABLE 7]\n| | 2016 | 2017 |\n| --- | --- | --- |\n| North America | 2,361 | 2,837 |\n"
+    "| International | (1,283) | (3,062) |\n| AWS | 3,108 | 4,331 |\n[END TABLE]"
+)
+SEGMENT_PROSE = (
+    "Segment results reflect the way the business is run. Topic {n}: operating expenses of "
+    "each segment include fulfillment, marketing and technology costs allocated by usage."
+)
+
+
+async def test_a_passage_that_introduces_a_table_brings_the_table_after_it(
+    pool: asyncpg.Pool, minilm: MiniLMEmbedder
+) -> None:
+    # The chunker keeps a table a chunk of its own, so "… by segment is as follows:" ends
+    # the chunk before it; a search that finds the sentence must show what it introduces.
+    filing = ParsedDocument(
+        title="Amazon 10-K FY2017",
+        doc_type="pdf",
+        blocks=[Block("text", SEGMENT_PROSE.format(n=n), page=n + 1) for n in range(12)]
+        + [
+            Block("text", "Operating Income (Loss)\n" + SEGMENT_INTRO, page=25),
+            Block("table", SEGMENT_TABLE, page=26, table_number=7),
+        ],
+        symbol="AMZN",
+        company="Amazon",
+        form="10-K",
+        fiscal_year=2017,
+    )
+    await store(pool, minilm, filing, size=200)
+    search = DocumentSearch(minilm)
+
+    result = await search.search(
+        pool,
+        SearchDocumentsArgs(
+            query="operating income (loss) by segment as follows", symbols=["AMZN"], limit=3
+        ),
+    )
+
+    texts = [p.text for p in result.passages]
+    intro = next(i for i, text in enumerate(texts) if text.rstrip().endswith("(in millions):"))
+    assert "(3,062)" in texts[intro + 1]
+    assert result.passages[intro + 1].page == 26
+    assert len(result.passages) == 3
+    answer, _ = compose_passages_answer(
+        "What operating loss did Amazon's International segment post in 2017?",
+        result.passages,
+        result.sources,
+    )
+    assert answer.startswith("International, 2017: (3,062)"), answer

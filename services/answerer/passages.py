@@ -174,6 +174,10 @@ def _candidates(index: int, passage: Passage) -> list[_Candidate]:
         for sentences in _paragraphs(passage):
             paragraph = terms(" ".join(sentences))
             for position, sentence in enumerate(sentences):
+                if sentence.endswith(":"):
+                    # "… by segment is as follows (in millions):" says what the table after
+                    # it holds; the table answers, the sentence does not.
+                    continue
                 following = sentences[position + 1 :]
                 found.append(
                     _Candidate(index, passage, terms(sentence), sentence, following, paragraph)

@@ -149,6 +149,25 @@ ORDER BY f.score DESC, c.document_id, c.chunk_index
 LIMIT $4
 """
 
+# The table a passage introduces ("Operating income (loss) by segment is as follows (in
+# millions):"): the chunker keeps a table a chunk of its own, so the sentence that says what
+# it holds ends the chunk before. One of the next two chunks, the first that is a table.
+INTRODUCED_TABLES_SQL = """
+SELECT DISTINCT ON (c.document_id, i.chunk_index)
+       i.chunk_index AS introduced_by, c.document_id, c.chunk_index, c.page, c.page_end,
+       c.heading, c.text, c.is_table, c.collection, c.symbol, c.form, c.fiscal_year,
+       c.fiscal_quarter, c.period_end, d.title, d.company, d.source_url, d.source_name,
+       d.filed, d.doc_type, d.public
+FROM unnest($1::uuid[], $2::int[]) AS i(document_id, chunk_index)
+JOIN chunks c ON c.document_id = i.document_id
+             AND c.chunk_index BETWEEN i.chunk_index + 1 AND i.chunk_index + 2
+JOIN documents d ON d.id = c.document_id
+WHERE c.is_table
+ORDER BY c.document_id, i.chunk_index, c.chunk_index
+"""
+# A passage ending in a colon introduces what follows it.
+_INTRODUCES = re.compile(r":\s*$")
+
 # How many of the searched chunks hold each query word: the words most of them hold
 # ("revenue" in a 10-K) say nothing of which chunk answers, and ts_rank_cd, which knows no
 # word's rarity, would rank the chunks that repeat them above the one that names the rare
@@ -537,7 +556,8 @@ class DocumentSearch:
                 RRF_K,
                 *filters.values,
             )
-        ranked = rerank_tables(args.query, list(rows), args.limit)
+            ranked = rerank_tables(args.query, list(rows), args.limit)
+            ranked = await with_introduced_tables(conn, ranked, args.limit)
         passages = [_passage(row, score) for score, row in ranked]
         sources = [
             passage_source(p, row["filed"], row["period_end"])
@@ -551,6 +571,33 @@ class DocumentSearch:
             sources=sources,
             missing=missing,
         )
+
+
+async def with_introduced_tables(
+    conn: Any, ranked: list[tuple[float, Any]], limit: int
+) -> list[tuple[float, Any]]:
+    """The ranking with the table each prose passage introduces placed right after it (at
+    its score), when the search did not find that table itself; at most `limit` passages."""
+    introducing = [
+        row for _, row in ranked if not row["is_table"] and _INTRODUCES.search(row["text"])
+    ]
+    if not introducing:
+        return ranked
+    tables = await conn.fetch(
+        INTRODUCED_TABLES_SQL,
+        [row["document_id"] for row in introducing],
+        [row["chunk_index"] for row in introducing],
+    )
+    table_of = {(t["document_id"], t["introduced_by"]): t for t in tables}
+    held = {(row["document_id"], row["chunk_index"]) for _, row in ranked}
+    placed: list[tuple[float, Any]] = []
+    for score, row in ranked:
+        placed.append((score, row))
+        table = table_of.get((row["document_id"], row["chunk_index"]))
+        if table is not None and (table["document_id"], table["chunk_index"]) not in held:
+            held.add((table["document_id"], table["chunk_index"]))
+            placed.append((score, table))
+    return placed[:limit]
 
 
 async def rare_words(conn: Any, query: str, scope: Callable[[int], ChunkFilters]) -> str:
