@@ -38,7 +38,7 @@ STOP_WORDS = frozenset({
     "tell", "me", "number", "amount", "get", "got",
 })  # fmt: skip
 
-Ask = Literal["figure", "date", "place"]
+Ask = Literal["figure", "count", "date", "place", "name"]
 
 # What kind of answer a question wants, by how it asks.
 _ASKS: dict[Ask, re.Pattern[str]] = {
@@ -51,8 +51,18 @@ _ASKS: dict[Ask, re.Pattern[str]] = {
         r"how much did .{0,80}\b(?:change|grow|increase|decrease|decline|rise|fall))\b",
         re.IGNORECASE,
     ),
+    # "How many stores": a count, which filings write as a bare number ("463 retail stores").
+    "count": re.compile(r"\b(?:how many|number of)\b", re.IGNORECASE),
     "date": re.compile(
-        r"\b(?:when|what date|which date|since when|how long|what day|in which year)\b",
+        r"\b(?:when|what date|which date|since when|how long|what day|(?:in|since) (?:which|what) "
+        r"year|what year)\b",
+        re.IGNORECASE,
+    ),
+    # Who, or which firm, exchange or company: a proper name.
+    "name": re.compile(
+        r"\b(?:who|whom|whose|name of|what is the name|(?:which|what) (?:\w+ ){0,2}(?:firm|"
+        r"auditor|exchange|bank|company|companies|subsidiary|acquirer|executive|officer|"
+        r"trustee|agent|product|brand|platform|chip|architecture|city))\b",
         re.IGNORECASE,
     ),
     "place": re.compile(
@@ -225,6 +235,25 @@ _DATE_RE = re.compile(
 
 def has_figure(text: str) -> bool:
     return _FIGURE_RE.search(text) is not None
+
+
+# A whole number as filings write a count: "463", "23,502"; not a year or a day of a date.
+_COUNT_RE = re.compile(r"(?<![\d,.$])\d{1,3}(?:,\d{3})*(?![\d.]|,\d|\s?%)")
+_MONTH_BEFORE_RE = re.compile(rf"\b(?:{_MONTHS})\s+$", re.IGNORECASE)
+
+
+def counts_in(text: str) -> list[re.Match[str]]:
+    """The whole numbers of a text that may count something: neither a year nor a day."""
+    return [
+        match
+        for match in _COUNT_RE.finditer(text)
+        if not _YEAR_RE.fullmatch(match.group())
+        and not _MONTH_BEFORE_RE.search(text[max(0, match.start() - 12) : match.start()])
+    ]
+
+
+def has_count(text: str) -> bool:
+    return bool(counts_in(text))
 
 
 def has_date(text: str) -> bool:

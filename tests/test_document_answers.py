@@ -121,7 +121,9 @@ def test_the_headcount_sentence_is_quoted_even_from_a_lower_passage() -> None:
 
     text, cited = answer("How many full-time equivalent employees did Northwind have?", passages)
 
-    first = text.splitlines()[0]
+    lead, first = text.splitlines()[:2]
+    # The count asked first, read out of the quote beneath it.
+    assert lead == "Approximately 41,500 full-time equivalent employees [1]."
     assert first == (
         "[1] Northwind's 10-K for FY2031, page 7: \"As of June 30, 2031, Northwind had "
         "approximately 41,500 full-time equivalent employees. Employees may join mentoring "
@@ -136,8 +138,9 @@ def test_a_question_in_other_words_finds_the_filings_wording() -> None:
     people, _ = answer("How many people work at Northwind?", passages)
     holders, _ = answer("How many holders of record does Northwind stock have?", passages)
 
-    assert "41,500 full-time equivalent employees" in people.splitlines()[0]
-    assert "there were 12,345 shareholders of record" in holders.splitlines()[0]
+    assert "41,500 full-time equivalent employees" in people.splitlines()[1]
+    assert holders.splitlines()[0] == "12,345 shareholders of record [1]."
+    assert "there were 12,345 shareholders of record" in holders.splitlines()[1]
 
 
 def test_a_when_question_gets_the_sentence_with_the_date() -> None:
@@ -145,7 +148,9 @@ def test_a_when_question_gets_the_sentence_with_the_date() -> None:
 
     text, _ = answer("When did the court rule on the Harbor Freight Lines lawsuit?", passages)
 
-    assert text.startswith(
+    lead, quote = text.splitlines()[:2]
+    assert lead == "March 3, 2031 [1]."
+    assert quote.startswith(
         "[1] Northwind's 10-K for FY2031, page 19: \"On March 3, 2031, the court ruled"
     )
 
@@ -197,7 +202,9 @@ def test_at_most_three_quotes_each_citing_its_own_passage() -> None:
     text, cited = answer("How many employees did Northwind have?", passages)
 
     assert len(cited) <= 3
-    assert [line[:3] for line in text.splitlines()] == [f"[{n}]" for n in range(1, len(cited) + 1)]
+    lead, *quotes = text.splitlines()
+    assert lead == "Approximately 40,500 full-time equivalent employees [1]."
+    assert [line[:3] for line in quotes] == [f"[{n}]" for n in range(1, len(cited) + 1)]
 
 
 def test_best_quote_reads_one_passage() -> None:
@@ -217,7 +224,7 @@ def test_a_table_is_read_with_its_header_and_the_group_row_above_each_row() -> N
 
 
 def test_how_a_question_asks_is_read_from_its_words() -> None:
-    assert asks("How many employees did Apple have?") == {"figure"}
+    assert asks("How many employees did Apple have?") == {"figure", "count"}
     assert asks("Greater China net sales 2024") == {"figure"}
     assert asks("When did the DOJ file its lawsuit?") == {"date"}
     assert "shareholders of record" in filing_phrases("How many holders of record are there?")
@@ -285,7 +292,8 @@ async def test_apples_headcount_is_quoted_with_its_page(
         apple_fy2024, minilm, "How many full-time equivalent employees did Apple have?"
     )
 
-    first = text.splitlines()[0]
+    lead, first = text.splitlines()[:2]
+    assert lead == "Approximately 164,000 full-time equivalent employees [1]."
     assert first.startswith("[1] Apple Inc.'s 10-K for FY2024, page 6, under “Human Capital”:")
     assert "As of September 28, 2024, the Company had approximately 164,000 full-time" in first
     assert pages[0] == 6
@@ -316,6 +324,7 @@ def test_two_quotes_from_one_passage_share_its_citation_line() -> None:
 
     assert cited == ["doc:northwind:0"]
     assert answer_text == (
+        "Approximately 41,500 employees [1].\n"
         "[1] Northwind's 10-K for FY2031, page 8: \"Northwind had approximately 41,500 "
         'employees at the end of fiscal 2031." … "Of its employees, approximately 9,800 '
         "worked in Northwind's retail stores.\""

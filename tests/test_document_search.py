@@ -238,8 +238,10 @@ async def test_a_quoted_answer_passes_validation_and_cites_pages(
         text, [], citations, result.sources, [p.text for p in result.passages]
     )
 
-    assert text.startswith("[1] Apple's 10-K for FY2022, pages 1–2")
-    assert "164,000" in text
+    lead, quote = text.splitlines()[:2]
+    assert lead == "Approximately 164,000 full-time employees [1]."
+    assert quote.startswith("[1] Apple's 10-K for FY2022, pages 1–2")
+    assert "164,000" in quote
     assert citations[0].page == 1
     assert validation.passed, validation.issues
 

@@ -295,7 +295,8 @@ def test_a_price_word_beside_a_filing_or_an_events_date_asks_the_filings_text(
 
 
 @pytest.mark.parametrize(
-    "question", ["when did apple stock peak in 2022", "When was Apple's stock price lowest in 2023?"]
+    "question",
+    ["when did apple stock peak in 2022", "When was Apple's stock price lowest in 2023?"],
 )
 def test_the_day_of_a_prices_high_or_low_is_still_a_price_question(question: str) -> None:
     assert route_question(question, DIRECTORY).intent == "price"

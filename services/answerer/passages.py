@@ -22,6 +22,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from services.answerer.formatting import source_citation
+from services.answerer.passage_leads import LEAD_KINDS, answer_span
 from shared.contracts import Citation, Passage, Source
 from shared.english import possessive
 from shared.filing_text import (
@@ -31,6 +32,7 @@ from shared.filing_text import (
     asked_wordings,
     asked_years,
     asks,
+    has_count,
     has_date,
     has_figure,
     header_names_years,
@@ -219,7 +221,11 @@ def _score(candidate: _Candidate, q: _Question, weights: dict[str, float], count
         return 0.0
     # A sentence without the kind of answer asked (no date for "when") cannot answer it.
     if "figure" in q.kinds:
-        score += KIND_BONUS if has_figure(text) else -KIND_BONUS
+        # A count is written bare ("463 retail stores"), without a figure's $, % or comma.
+        counted = "count" in q.kinds and has_count(text)
+        score += KIND_BONUS if has_figure(text) or counted else -KIND_BONUS
+    if "name" in q.kinds and answer_span(text, "name", q.said, set()) is not None:
+        score += KIND_BONUS
     if "date" in q.kinds:
         score += KIND_BONUS if has_date(text) else -KIND_BONUS
     # The subject is often named once for a paragraph ("Harbor Freight Lines filed a
@@ -445,6 +451,33 @@ def _rows_lead(question: str, rows: list[_Candidate], numbers: list[int]) -> str
     return lead
 
 
+def _prose_lead(
+    q: _Question, chosen: list[_Candidate], passages: list[Passage]
+) -> tuple[list[str], list[_Candidate]] | None:
+    """For each kind of answer asked (a name, a count, a figure, a date), the span of the
+    quoted prose that gives it, from the best quote that holds one; None when none does."""
+    kinds = [k for k in LEAD_KINDS if k in q.kinds and not (k == "figure" and "count" in q.kinds)]
+    ignored = terms(" ".join(_company_words(passages)))
+    spans: list[str] = []
+    answering: list[_Candidate] = []
+    for kind in kinds:
+        for candidate in (c for c in chosen if c.table is None):
+            found = next(
+                (
+                    span
+                    for sentence in _quoted_sentences(candidate)
+                    if (span := answer_span(sentence, kind, q.said, ignored)) is not None
+                ),
+                None,
+            )
+            if found is not None:
+                if found not in spans:
+                    spans.append(found)
+                    answering.append(candidate)
+                break
+    return (spans, answering) if spans else None
+
+
 def compose_passages_answer(
     question: str,
     passages: list[Passage],
@@ -499,6 +532,15 @@ def compose_passages_answer(
     if rows and rows[0] is chosen[0]:
         # The asked figures first, each as its row and column name it; the quotes beneath.
         lines.append(_rows_lead(question, rows, [cite(c.passage) for c in rows]))
+    elif chosen and chosen[0].table is None and (lead := _prose_lead(asked, chosen, unique)):
+        # The asked thing read out of the quoted sentences first; the quotes beneath.
+        spans, answering = lead
+        lines.append(
+            "; ".join(
+                f"{span} [{cite(c.passage)}]" for span, c in zip(spans, answering, strict=True)
+            ).join(("", "."))
+        )
+        lines[-1] = lines[-1][:1].upper() + lines[-1][1:]
     prose_lines: dict[str, int] = {}  # a passage's line of quotes, by its source id
     for candidate in chosen:
         passage = candidate.passage
