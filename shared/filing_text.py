@@ -132,6 +132,13 @@ FILING_WORDINGS: tuple[Wording, ...] = (
         r"\b(?:since when|how long|how many years)\b.*\bauditor\b|\bauditor since\b",
         ("auditor since", "served as"),
     ),
+    # Who audits the company: its auditor signs the report ("/s/ … LLP") beside the sentence
+    # that says since when it has served. (A critical audit matter is another ask.)
+    _wording(
+        r"^(?!.*\bcritical audit).*\b(?:auditors?|audit(?:s|ed)|accounting firm|accountants)\b",
+        ("auditor since", "served as"),
+        ("llp", "registered public accounting firm"),
+    ),
     _wording(r"\bdividends?\b", ("quarterly cash dividend", "cash dividend"), ("per share",)),
     _wording(r"\b(?:capex|capital (?:expenditures?|spending))\b", ("capital expenditures",)),
     _wording(r"\btax rate\b", ("effective tax rate",)),

@@ -345,3 +345,22 @@ def test_two_things_named_from_one_table_get_a_row_each_and_the_larger_is_said_f
     assert "| Americas | $10,100 | 3% | $9,800 |" in text
     assert "| Asia Pacific (1) | 5,200 | (8)% | 5,650 |" in text
     assert "Total net sales" not in text
+
+
+AUDIT_REPORT = (
+    "In addition, we evaluated the Company's disclosure of the matter in Note 5.\n\n"
+    "/s/ Harbor & Lane LLP\n\n"
+    "We have served as Northwind Inc.'s auditor since 2004.\n\n"
+    "Springfield, Ohio October 30, 2031"
+)
+
+
+def test_who_audits_is_answered_by_the_signature_beside_since_when() -> None:
+    text, _ = answer(
+        "Who is Northwind's independent auditor, and since what year has it served?",
+        [passage(0, RISK, 12), passage(1, AUDIT_REPORT, 60)],
+    )
+
+    lead, quote = text.splitlines()[:2]
+    assert lead == "Harbor & Lane LLP [1]; since 2004 [1]."
+    assert "We have served as Northwind Inc.'s auditor since 2004." in quote

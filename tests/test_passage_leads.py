@@ -53,3 +53,10 @@ def test_the_filers_own_name_is_never_the_name_asked() -> None:
 
 def test_a_day_or_a_year_is_not_a_count() -> None:
     assert answer_span(SPLIT, "count", terms("How many splits?"), set()) is None
+
+
+def test_a_name_holding_the_word_asked_or_labelling_a_number_is_no_answer() -> None:
+    sentence = "Shares may be bought under plans that follow Rule 10b5-1 of the Exchange Act."
+    asked = terms("On which stock exchange does Northwind's stock trade?")
+
+    assert answer_span(sentence, "name", asked, terms("Northwind")) is None

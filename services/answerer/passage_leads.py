@@ -99,17 +99,29 @@ def _date_spans(sentence: str) -> list[Span]:
     return found
 
 
-def _name_spans(sentence: str, ignored: set[str]) -> list[Span]:
+def _name_spans(sentence: str, asked: set[str], ignored: set[str]) -> list[Span]:
     found = []
     for match in _NAME.finditer(sentence):
         tokens = match.group().split()
         # Leading words that begin a sentence or name the filer are not the name.
         while tokens and (_bare(tokens[0]) in _NOT_NAMES or _stem(tokens[0]) in ignored):
             tokens = tokens[1:]
-        while tokens and tokens[-1] in ("&", "of", "and", "the", "de"):
+        while tokens and (
+            tokens[-1] in ("&", "of", "and", "the", "de") or _bare(tokens[-1]) in _NOT_NAMES
+        ):
             tokens = tokens[:-1]
         named = [t for t in tokens if t not in ("&", "of", "and", "the", "de")]
         if not named or all(_bare(t) in _NOT_NAMES or _stem(t) in ignored for t in named):
+            continue
+        if len(named) == 1 and (
+            re.match(r"\s+\d", sentence[match.end() :]) or not sentence[: match.start()].strip()
+        ):
+            # A word before a number labels it ("Rule 10b5-1", "Note 5", "Section 16"); a
+            # sentence's first word is capitalised whatever it is.
+            continue
+        if any(_stem(t) in asked for t in named):
+            # A name holding a word asked is the asked thing's own ("the Exchange Act" for
+            # "which exchange"), not the name that answers.
             continue
         text = " ".join(tokens)
         start = sentence.find(text, match.start())
@@ -137,7 +149,7 @@ def spans_of_kind(sentence: str, kind: str, asked: set[str], ignored: set[str]) 
     if kind == "date":
         return _joined_from_to(sentence, _date_spans(sentence))
     if kind in ("name", "place"):
-        return _name_spans(sentence, ignored | asked)
+        return _name_spans(sentence, asked, ignored)
     return []
 
 

@@ -451,6 +451,24 @@ def _rows_lead(question: str, rows: list[_Candidate], numbers: list[int]) -> str
     return lead
 
 
+# How many of a passage's lines on either side of a quoted sentence are read for a name.
+_NEARBY_LINES = 3
+
+
+def _lines_around(candidate: _Candidate) -> list[str]:
+    """The passage's non-empty lines near the candidate's sentence, nearest first."""
+    lines = [" ".join(line.split()) for line in candidate.passage.text.splitlines()]
+    lines = [line for line in lines if line]
+    opening = candidate.text[:40]
+    at = next((i for i, line in enumerate(lines) if opening in line), None)
+    if at is None:
+        return []
+    nearby = []
+    for distance in range(1, _NEARBY_LINES + 1):
+        nearby += [lines[i] for i in (at - distance, at + distance) if 0 <= i < len(lines)]
+    return nearby
+
+
 def _prose_lead(
     q: _Question, chosen: list[_Candidate], passages: list[Passage]
 ) -> tuple[list[str], list[_Candidate]] | None:
@@ -460,13 +478,24 @@ def _prose_lead(
     ignored = terms(" ".join(_company_words(passages)))
     spans: list[str] = []
     answering: list[_Candidate] = []
+    # A name is never made of the question's own words; the filings' wordings of the ask
+    # ("… LLP" for who audits) may be in it.
+    asked_words = {kind: terms(q.text) if kind == "name" else q.said for kind in kinds}
+    # The best quote's passage answers; a lesser quote from another passage is only near it.
+    answering_passage = chosen[0].passage.source_id
+    quotes = [c for c in chosen if c.table is None and c.passage.source_id == answering_passage]
     for kind in kinds:
-        for candidate in (c for c in chosen if c.table is None):
+        for candidate in quotes:
+            texts = _quoted_sentences(candidate)
+            if kind == "name":
+                # A name may stand on a line of its own beside the sentence: the auditor's
+                # signature ("/s/ … LLP") above "We have served as … auditor since 2009."
+                texts += _lines_around(candidate)
             found = next(
                 (
                     span
-                    for sentence in _quoted_sentences(candidate)
-                    if (span := answer_span(sentence, kind, q.said, ignored)) is not None
+                    for text in texts
+                    if (span := answer_span(text, kind, asked_words[kind], ignored)) is not None
                 ),
                 None,
             )

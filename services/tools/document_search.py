@@ -165,8 +165,9 @@ JOIN documents d ON d.id = c.document_id
 WHERE c.is_table
 ORDER BY c.document_id, i.chunk_index, c.chunk_index
 """
-# A passage ending in a colon introduces what follows it.
-_INTRODUCES = re.compile(r":\s*$")
+# A passage ending in a colon introduces what follows it, with the table's scale after the
+# colon at times ("… was as follows:\n\n(In millions)").
+_INTRODUCES = re.compile(r":\s*(?:\([^()\n]{1,60}\)\s*)?$")
 
 # How many of the searched chunks hold each query word: the words most of them hold
 # ("revenue" in a 10-K) say nothing of which chunk answers, and ts_rank_cd, which knows no
