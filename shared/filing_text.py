@@ -135,7 +135,7 @@ FILING_WORDINGS: tuple[Wording, ...] = (
     # Who audits the company: its auditor signs the report ("/s/ … LLP") beside the sentence
     # that says since when it has served. (A critical audit matter is another ask.)
     _wording(
-        r"^(?!.*\bcritical audit).*\b(?:auditors?|audit(?:s|ed)|accounting firm|accountants)\b",
+        r"\b(?:auditors?|audit(?:s|ed)|accounting firm|accountants)\b",
         ("auditor since", "served as"),
         ("llp", "registered public accounting firm"),
     ),

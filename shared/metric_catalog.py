@@ -362,6 +362,8 @@ CATALOG: tuple[Metric, ...] = (
             "payments for property plant and equipment",
             "cap ex",
             "purchases of pp&e",
+            "additions to property and equipment",
+            "additions to property plant and equipment",
         ),
         # Apple used PaymentsToAcquireProductiveAssets to FY2014, NVIDIA from FY2022
         # (it also covers intangibles, which is why it comes second). NVIDIA's FY2013-FY2021

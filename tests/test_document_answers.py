@@ -364,3 +364,15 @@ def test_who_audits_is_answered_by_the_signature_beside_since_when() -> None:
     lead, quote = text.splitlines()[:2]
     assert lead == "Harbor & Lane LLP [1]; since 2004 [1]."
     assert "We have served as Northwind Inc.'s auditor since 2004." in quote
+
+
+def test_a_sentence_off_the_topic_is_quoted_but_its_number_not_stated_as_the_answer() -> None:
+    plan = (
+        "Employees may buy shares through the purchase plan. Each offering period is about 24 "
+        "months, divided into four purchase periods of six months."
+    )
+
+    text, _ = answer("Approximately how many employees did Northwind have?", [passage(0, plan, 64)])
+
+    assert text.startswith("[1] Northwind's 10-K for FY2031, page 64:")
+    assert "24" not in text.splitlines()[0].split(":")[0]

@@ -33,7 +33,7 @@ _SINCE_YEAR = re.compile(r"\b(?:since|in|from)\s+(?:19|20)\d\d\b")
 _FROM_TO = re.compile(r"\bfrom\s+(?P<first>.{1,40}?)\s+to\s+(?P<second>.{1,40})", re.IGNORECASE)
 # A run of capitalised words (with "&", "of" and "and" between them): a proper name.
 _NAME = re.compile(r"(?:[A-Z][\w'’.-]*|&)(?:\s+(?:(?:of|and|de|the)\s+)?(?:[A-Z][\w'’.-]*|&))*")
-# The words after a count that may say what it counts ("full-time and part-time employees").
+# The words after a count that may say what it counts ("salaried and hourly staff members").
 _COUNTED_NOUNS = 6
 # Capitalised words that begin sentences or name the filer, its parts or the calendar.
 _NOT_NAMES = frozenset(

@@ -451,6 +451,28 @@ def _rows_lead(question: str, rows: list[_Candidate], numbers: list[int]) -> str
     return lead
 
 
+# The share of the question's topic words a sentence must hold for its span to be stated
+# as the answer.
+LEAD_TOPIC_SHARE = 0.5
+
+
+def _on_topic(candidate: _Candidate, q: _Question) -> bool:
+    """Whether the sentence answers what was asked about: it (with its paragraph) holds half
+    the question's topic words, or a filing's several-word wording of the ask ("full-time
+    equivalent employees"); a lone common word ("employees") only when the ask is all the
+    question names."""
+    said = plain(" ".join(_quoted_sentences(candidate)))
+    if not q.terms:
+        # The ask's wording is all the topic there is ("how many employees").
+        return any(phrase in said for phrase in q.answers)
+    if any(" " in phrase and phrase in said for phrase in q.answers):
+        return True
+    # Its paragraph names the subject once for all its sentences ("Harbor Freight Lines
+    # filed a lawsuit… On March 3 the court ruled…").
+    held = q.terms & (candidate.terms | candidate.paragraph)
+    return len(held) >= LEAD_TOPIC_SHARE * len(q.terms)
+
+
 # How many of a passage's lines on either side of a quoted sentence are read for a name.
 _NEARBY_LINES = 3
 
@@ -482,8 +504,14 @@ def _prose_lead(
     # ("… LLP" for who audits) may be in it.
     asked_words = {kind: terms(q.text) if kind == "name" else q.said for kind in kinds}
     # The best quote's passage answers; a lesser quote from another passage is only near it.
+    # And only a quote on the question's topic: the best of several sentences that miss it
+    # is still quoted, but what it holds is not stated as the answer.
     answering_passage = chosen[0].passage.source_id
-    quotes = [c for c in chosen if c.table is None and c.passage.source_id == answering_passage]
+    quotes = [
+        c
+        for c in chosen
+        if c.table is None and c.passage.source_id == answering_passage and _on_topic(c, q)
+    ]
     for kind in kinds:
         for candidate in quotes:
             texts = _quoted_sentences(candidate)
@@ -561,7 +589,12 @@ def compose_passages_answer(
     if rows and rows[0] is chosen[0]:
         # The asked figures first, each as its row and column name it; the quotes beneath.
         lines.append(_rows_lead(question, rows, [cite(c.passage) for c in rows]))
-    elif chosen and chosen[0].table is None and (lead := _prose_lead(asked, chosen, unique)):
+    elif (
+        chosen
+        and chosen[0].table is None
+        and not _WHICH_LARGER.search(question)  # its answer is a row's name, not a span
+        and (lead := _prose_lead(asked, chosen, unique))
+    ):
         # The asked thing read out of the quoted sentences first; the quotes beneath.
         spans, answering = lead
         lines.append(

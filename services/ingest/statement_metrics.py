@@ -52,8 +52,6 @@ STATEMENT_LABELS: dict[StatementKind, dict[str, str]] = {
     },
     "balance": {},
     "cash_flow": {
-        # Microsoft's capital expenditures.
-        "Additions to property and equipment": "capital_expenditures",
         "Common stock repurchased": "share_repurchases",
         "Repurchases of stock": "share_repurchases",
         "Common stock cash dividends paid": "dividends_paid",

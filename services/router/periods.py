@@ -565,8 +565,8 @@ def _read_dated(
             continue
         between = reading.rest[first_span[1] : second_span[0]]
         before = reading.rest[: first_span[0]]
-        # Two days that each end a fiscal year are two balance sheets ("long-term debt
-        # between December 31, 2018 and December 31, 2019"), read below as instants.
+        # Two days that each end a fiscal year are two balance sheets ("cash between June
+        # 30, 2020 and June 30, 2021" for a June year-end), read below as instants.
         ends = (days_of[first_span], second_day)
         both_year_ends = calendar_known and all(
             fiscal_calendar.year_ending_on(day) is not None for day in ends

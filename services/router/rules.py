@@ -471,6 +471,9 @@ _VERB_METRICS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+_INCLUSIVE_CLAUSE = re.compile(r"\b(?:including|incl\b\.?|inclusive of)\s+[^,.;:?!()]*", re.I)
+
+
 def understand(question: str, directory: CompanyDirectory, finder: MetricFinder) -> Understanding:
     corrected, corrections = directory.correct(question)
     # Slips of the keyboard are put right before anything is read, so cues, metrics and
@@ -521,6 +524,9 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
             # "per the 10-K", "on its balance sheet": where the figure is to be read from.
             *(filing.spans if filing is not None else ()),
             *defining,
+            # "capital spending, including capitalised software costs": what a
+            # figure includes describes it; it never narrows it (as "excluding" would).
+            *(match.span() for match in _INCLUSIVE_CLAUSE.finditer(corrected)),
         ]
     )
     scan = finder.exact(_blanked(corrected, [*periods.spans, *formatting, *defining]))
