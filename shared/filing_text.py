@@ -107,7 +107,12 @@ FILING_WORDINGS: tuple[Wording, ...] = (
     ),
     _wording(
         r"\b(?:buy ?backs?|repurchas\w*|authori[sz]\w*)\b",
-        ("repurchase program", "authorized to purchase", "program authorization"),
+        (
+            "repurchase program",
+            "authorized to purchase",
+            "program authorization",
+            "repurchase authorization",
+        ),
         ("authorized", "repurchase"),
     ),
     _wording(r"\bbacklog\b", ("revenue backlog", "remaining performance obligations")),
@@ -136,8 +141,8 @@ FILING_WORDINGS: tuple[Wording, ...] = (
     # that says since when it has served. (A critical audit matter is another ask.)
     _wording(
         r"\b(?:auditors?|audit(?:s|ed)|accounting firm|accountants)\b",
-        ("auditor since", "served as"),
-        ("llp", "registered public accounting firm"),
+        ("auditor since",),
+        ("llp", "registered public accounting firm", "served as"),
     ),
     _wording(r"\bdividends?\b", ("quarterly cash dividend", "cash dividend"), ("per share",)),
     _wording(r"\b(?:capex|capital (?:expenditures?|spending))\b", ("capital expenditures",)),

@@ -243,16 +243,30 @@ def test_the_table_holding_the_figure_asked_matches_and_others_do_not() -> None:
 
 def test_reranking_lifts_the_table_and_keeps_the_fused_order_otherwise() -> None:
     rows = [
-        {"score": 0.030, "is_table": False, "text": RISK, "heading": None, "company": "Northwind"},
-        {"score": 0.029, "is_table": False, "text": PEOPLE, "heading": None, "company": "Nw"},
-        {"score": 0.020, "is_table": True, "text": REGIONS, "heading": None, "company": "Nw"},
+        {"score": 0.030, "is_table": False, "text": RISK, "company": "Northwind"},
+        {"score": 0.029, "is_table": False, "text": PEOPLE, "company": "Nw"},
+        {"score": 0.020, "is_table": True, "text": REGIONS, "company": "Nw"},
     ]
+    rows = [{**row, "heading": None, "symbol": "NWND"} for row in rows]
 
     figure = rerank_tables("Asia Pacific net sales in 2031", rows, limit=3)
     prose = rerank_tables("What do employees do?", rows, limit=2)
 
     assert [row["text"] for _, row in figure] == [REGIONS, RISK, PEOPLE]
     assert [row["text"] for _, row in prose] == [RISK, PEOPLE]
+
+
+def test_reranking_lifts_the_passage_that_answers_the_count_asked_squarely() -> None:
+    rows = [
+        {"score": 0.030, "is_table": False, "text": RISK},
+        {"score": 0.029, "is_table": False, "text": RECORD_HOLDERS},
+        {"score": 0.020, "is_table": False, "text": PEOPLE},
+    ]
+    rows = [{**row, "heading": None, "symbol": "NWND", "company": "Northwind"} for row in rows]
+
+    ranked = rerank_tables("Approximately how many staff did Northwind have?", rows, limit=3)
+
+    assert ranked[0][1]["text"] == PEOPLE
 
 
 # --- Apple's fiscal 2024 10-K, loaded into a database of this module's own -----------------

@@ -22,7 +22,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from services.answerer.formatting import source_citation
-from services.answerer.passage_leads import LEAD_KINDS, answer_span
+from shared.answer_spans import LEAD_KINDS, answer_span
 from shared.contracts import Citation, Passage, Source
 from shared.english import possessive
 from shared.filing_text import (
@@ -220,10 +220,12 @@ def _score(candidate: _Candidate, q: _Question, weights: dict[str, float], count
     if score == 0:
         return 0.0
     # A sentence without the kind of answer asked (no date for "when") cannot answer it.
-    if "figure" in q.kinds:
-        # A count is written bare ("463 retail stores"), without a figure's $, % or comma.
-        counted = "count" in q.kinds and has_count(text)
-        score += KIND_BONUS if has_figure(text) or counted else -KIND_BONUS
+    if "count" in q.kinds:
+        # "How many" is answered by a count, written bare ("463 retail stores"), not by an
+        # amount of money beside the same words.
+        score += KIND_BONUS if has_count(text) else -KIND_BONUS
+    elif "figure" in q.kinds:
+        score += KIND_BONUS if has_figure(text) else -KIND_BONUS
     if "name" in q.kinds and answer_span(text, "name", q.said, set()) is not None:
         score += KIND_BONUS
     if "date" in q.kinds:
@@ -491,13 +493,21 @@ def _lines_around(candidate: _Candidate) -> list[str]:
     return nearby
 
 
+def _worded(lines: list[str], q: _Question) -> list[str]:
+    """The lines that hold a filing's wording of the ask ("… LLP" for who audits)."""
+    phrases = [*q.answers, *q.also]
+    return [line for line in lines if any(p in plain(line) for p in phrases)]
+
+
 def _prose_lead(
     q: _Question, chosen: list[_Candidate], passages: list[Passage]
 ) -> tuple[list[str], list[_Candidate]] | None:
     """For each kind of answer asked (a name, a count, a figure, a date), the span of the
     quoted prose that gives it, from the best quote that holds one; None when none does."""
     kinds = [k for k in LEAD_KINDS if k in q.kinds and not (k == "figure" and "count" in q.kinds)]
-    ignored = terms(" ".join(_company_words(passages)))
+    # The filer's name and ticker ("AAPL") name no answer.
+    symbols = " ".join(p.symbol or "" for p in passages)
+    ignored = terms(" ".join(_company_words(passages)) + " " + symbols)
     spans: list[str] = []
     answering: list[_Candidate] = []
     # A name is never made of the question's own words; the filings' wordings of the ask
@@ -517,13 +527,15 @@ def _prose_lead(
             texts = _quoted_sentences(candidate)
             if kind == "name":
                 # A name may stand on a line of its own beside the sentence: the auditor's
-                # signature ("/s/ … LLP") above "We have served as … auditor since 2009."
-                texts += _lines_around(candidate)
+                # signature ("/s/ … LLP") above "We have served as … auditor since 2009";
+                # a line that holds a filing's wording of the ask, not any heading near it.
+                texts += _worded(_lines_around(candidate), q)
             found = next(
                 (
                     span
                     for text in texts
-                    if (span := answer_span(text, kind, asked_words[kind], ignored)) is not None
+                    if (span := answer_span(text, kind, asked_words[kind], ignored, q.terms))
+                    is not None
                 ),
                 None,
             )

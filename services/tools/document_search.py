@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from services.tools.tool_deps import ToolDeps
+from shared.answer_spans import asked_thing, squarely_answered
 from shared.contracts import Passage, Source, ToolResult
 from shared.db import ACT_AS_SQL
 from shared.embeddings import Embedder
@@ -54,6 +55,11 @@ TABLE_BOOST = 1.0 / (RRF_K + 1)
 # What a passage holding a filing's wording of the answer to a common ask gains ("…there
 # were 23,301 shareholders of record" for a question about the count of record holders).
 WORDING_BOOST = 1.0 / (RRF_K + 1)
+# What prose gains with a sentence that answers the thing asked squarely: on its topic, and
+# holding the kind of answer asked ("…had a total of 463 retail stores" for how many stores),
+# where a passage that repeats the topic's words ("retail stores require investment…") or
+# the ask's ("employees may buy shares…") does not.
+ANSWER_BOOST = 1.0 / (RRF_K + 1)
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 # Words that only say "find me something" carry no topic; the rest are OR-ed, so a passage
@@ -380,12 +386,15 @@ def table_match(ask: FigureAsk, text: str, heading: str | None) -> float:
 
 
 def rerank_tables(query: str, rows: list[Any], limit: int) -> list[tuple[float, Any]]:
-    """The fused ranking with the tables that hold the figure asked, and the passages that
-    word the answer to a common ask as filings do, lifted; best first, the fused order kept
-    for everything else."""
+    """The fused ranking with the tables that hold the figure asked, the passages that word
+    the answer to a common ask as filings do, and those that answer the thing asked
+    squarely, lifted; best first, the fused order kept for everything else."""
     company_words = {w for row in rows for w in words(row["company"] or "")}
     ask = figure_ask(query, company_words - {"inc", "corp"})
     answers = [say for wording in asked_wordings(query) for say in wording.answers]
+    # The filer's name and ticker never answer what is asked of it.
+    tickers = {w for row in rows for w in words(row["symbol"] or "")}
+    asked = asked_thing(query, (company_words | tickers) - {"inc", "corp"})
     scored = []
     for row in rows:
         boost = 0.0
@@ -393,6 +402,8 @@ def rerank_tables(query: str, rows: list[Any], limit: int) -> list[tuple[float, 
             boost = TABLE_BOOST * table_match(ask, row["text"], row["heading"])
         if answers and any(say in plain(row["text"]) for say in answers):
             boost += WORDING_BOOST
+        if asked is not None and not row["is_table"] and squarely_answered(asked, row["text"]):
+            boost += ANSWER_BOOST
         scored.append((float(row["score"]) + boost, row))
     scored.sort(key=lambda pair: -pair[0])  # stable: ties keep the fused order
     return scored[:limit]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.answerer.passage_leads import answer_span
+from shared.answer_spans import answer_span
 from shared.filing_text import asks, terms
 
 # Sentences written for these tests, shaped like a filing's.

@@ -15,7 +15,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from shared.filing_text import STOP_WORDS, counts_in, stem
+from shared.filing_text import (
+    STOP_WORDS,
+    ask_words,
+    asked_wordings,
+    asks,
+    counts_in,
+    plain,
+    stem,
+    terms,
+)
 
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _QUALIFIER = r"(?:(?:approximately|about|nearly|over|more than|less than|up to|almost)\s+)?"
@@ -119,9 +128,10 @@ def _name_spans(sentence: str, asked: set[str], ignored: set[str]) -> list[Span]
             # A word before a number labels it ("Rule 10b5-1", "Note 5", "Section 16"); a
             # sentence's first word is capitalised whatever it is.
             continue
-        if any(_stem(t) in asked for t in named):
-            # A name holding a word asked is the asked thing's own ("the Exchange Act" for
-            # "which exchange"), not the name that answers.
+        if _stem(named[0]) in asked:
+            # A name led by a word asked is a kind of the asked thing ("the Exchange Act"
+            # for "which exchange"), not the name that answers; one holding it further on
+            # may be ("The Nasdaq Stock Market" for "where does its stock trade").
             continue
         text = " ".join(tokens)
         start = sentence.find(text, match.start())
@@ -153,34 +163,110 @@ def spans_of_kind(sentence: str, kind: str, asked: set[str], ignored: set[str]) 
     return []
 
 
-def _nearest(sentence: str, spans: list[Span], asked: set[str]) -> Span | None:
-    """The span nearest (in words) to a word the question asked about; the first on a tie."""
+def _nearest(
+    sentence: str, spans: list[Span], asked: set[str], topic: set[str] | None = None
+) -> Span | None:
+    """The span nearest (in words) to a word of the question's own topic, then to any word
+    it asked about (the filings' wordings of its ask too); the first on a tie."""
     if not spans:
         return None
     words = list(_WORD.finditer(sentence))
-    anchors = [
-        i
-        for i, word in enumerate(words)
-        if word.group().lower() not in STOP_WORDS and _stem(word.group()) in asked
-    ]
-    if not anchors:
-        return spans[0]
 
-    def distance(span: Span) -> int:
+    def anchored(stems: set[str]) -> list[int]:
+        return [
+            i
+            for i, word in enumerate(words)
+            if word.group().lower() not in STOP_WORDS and _stem(word.group()) in stems
+        ]
+
+    nearest_topic, nearest_asked = anchored(topic or set()), anchored(asked)
+
+    def distance(span: Span, anchors: list[int]) -> int:
+        if not anchors:
+            return 0
         inside = [i for i, w in enumerate(words) if span.start <= w.start() < span.end] or [0]
         return min(abs(i - a) for i in (inside[0], inside[-1]) for a in anchors)
 
-    return min(spans, key=lambda span: (distance(span), span.start))
+    return min(
+        spans,
+        key=lambda span: (
+            distance(span, nearest_topic),
+            distance(span, nearest_asked),
+            span.start,
+        ),
+    )
 
 
 # The kinds a lead answers, in the order it says them: who, then when, then how much.
 LEAD_KINDS = ("name", "place", "count", "figure", "date")
 
 
-def answer_span(sentence: str, kind: str, asked: set[str], ignored: set[str]) -> str | None:
+def answer_span(
+    sentence: str,
+    kind: str,
+    asked: set[str],
+    ignored: set[str],
+    topic: set[str] | None = None,
+) -> str | None:
     """The text of `sentence` that answers a question asking for `kind` about the words
     `asked` (stems, as `shared.filing_text.terms`), or None when it holds none;
-    `ignored` are words that name the filer, never an answer ("Apple Inc.")."""
+    `ignored` are words that name the filer, never an answer ("Apple Inc."); `topic`, the
+    question's own words of its subject, place the answer before the ask's wordings do."""
     spans = spans_of_kind(sentence, kind, asked, ignored)
-    best = _nearest(sentence, spans, asked)
+    best = _nearest(sentence, spans, asked, topic)
     return best.text if best is not None else None
+
+
+# Sentences of a passage's prose: terminal punctuation before a capital or a quote.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]”]*\s+(?=[A-Z\"'(\[“•])")
+# The share of the question's topic words a sentence must hold to answer it squarely.
+TOPIC_SHARE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class AskedThing:
+    """What a question asks a filing for: the kinds of answer (`LEAD_KINDS`), its topic
+    words (without the company's name and the words of a common ask) and every word it says
+    with the filings' wordings of its ask (stems, as `shared.filing_text.terms`)."""
+
+    kinds: tuple[str, ...]
+    topic: frozenset[str]
+    said: frozenset[str]
+    wordings: tuple[str, ...]  # how filings word the answer to its ask, lower case
+    ignored: frozenset[str]  # the company's name: never an answer
+
+
+def asked_thing(question: str, company_words: set[str]) -> AskedThing | None:
+    """The thing `question` asks for, or None when it asks for no count, figure, date or
+    name (what a filing says about a topic)."""
+    kinds = asks(question)
+    lead = tuple(k for k in LEAD_KINDS if k in kinds and not (k == "figure" and "count" in kinds))
+    if not lead:
+        return None
+    wordings = tuple(dict.fromkeys(say for w in asked_wordings(question) for say in w.answers))
+    named = terms(question, ignore=company_words)
+    return AskedThing(
+        kinds=lead,
+        topic=frozenset(named - ask_words(question)),
+        said=frozenset(named | terms(" ".join(wordings))),
+        wordings=wordings,
+        ignored=frozenset(terms(" ".join(company_words))),
+    )
+
+
+def squarely_answered(asked: AskedThing, text: str) -> bool:
+    """Whether a sentence of `text` answers `asked` squarely: it holds half its topic words
+    (or, when the ask is all the question names, the filings' wording of the ask) and a span
+    of every kind asked; a passage that only mentions the topic does not."""
+    for sentence in _SENTENCE_END.split(" ".join(text.split())):
+        said = terms(sentence)
+        if asked.topic:
+            on_topic = len(asked.topic & said) >= TOPIC_SHARE * len(asked.topic)
+        else:
+            on_topic = any(phrase in plain(sentence) for phrase in asked.wordings)
+        if on_topic and all(
+            answer_span(sentence, kind, set(asked.said), set(asked.ignored)) is not None
+            for kind in asked.kinds
+        ):
+            return True
+    return False
