@@ -34,6 +34,8 @@ _QUALIFIER_BEFORE = re.compile(
 _SCALE = r"(?:\s+(?:million|billion|thousand|trillion))?"
 _MONEY = re.compile(rf"{_QUALIFIER}\$\s?\d[\d,]*(?:\.\d+)?{_SCALE}", re.IGNORECASE)
 _PERCENT = re.compile(rf"{_QUALIFIER}\d[\d,]*(?:\.\d+)?\s?%", re.IGNORECASE)
+# A figure printed whole, with its thousands grouped: "164,000", "83,953".
+_GROUPED = re.compile(rf"{_QUALIFIER}(?<![\d$.,])\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?![\d%])", re.I)
 _SCALED = re.compile(rf"{_QUALIFIER}\d[\d,]*(?:\.\d+)?\s+(?:million|billion|thousand)\b", re.I)
 _FULL_DATE = re.compile(rf"\b(?:{_MONTHS})\s+\d{{1,2}},\s+(?:19|20)\d\d\b")
 _MONTH_YEAR = re.compile(rf"\b(?:{_MONTHS})\s+(?:19|20)\d\d\b")
@@ -75,7 +77,7 @@ def _stem(word: str) -> str:
 
 def _figure_spans(sentence: str) -> list[Span]:
     found: list[Span] = []
-    for pattern in (_MONEY, _PERCENT, _SCALED):
+    for pattern in (_MONEY, _PERCENT, _SCALED, _GROUPED):
         for match in pattern.finditer(sentence):
             if not any(s.start <= match.start() < s.end for s in found):
                 found.append(Span(match.start(), match.end(), match.group()))
@@ -254,14 +256,17 @@ def asked_thing(question: str, company_words: set[str]) -> AskedThing | None:
     )
 
 
-def squarely_answered(asked: AskedThing, text: str) -> bool:
+def squarely_answered(asked: AskedThing, text: str, weights: dict[str, float]) -> bool:
     """Whether a sentence of `text` answers `asked` squarely: it holds half its topic words
-    (or, when the ask is all the question names, the filings' wording of the ask) and a span
-    of every kind asked; a passage that only mentions the topic does not."""
+    by weight (`weights`: a rare word like "Germany" counts more than "sales"; 1 for a word
+    not given), or, when the ask is all the question names, the filings' wording of the ask;
+    and a span of every kind asked. A passage that only mentions the topic does not."""
+    whole = sum(weights.get(term, 1.0) for term in asked.topic)
     for sentence in _SENTENCE_END.split(" ".join(text.split())):
         said = terms(sentence)
         if asked.topic:
-            on_topic = len(asked.topic & said) >= TOPIC_SHARE * len(asked.topic)
+            held = sum(weights.get(term, 1.0) for term in asked.topic & said)
+            on_topic = held >= TOPIC_SHARE * whole
         else:
             on_topic = any(phrase in plain(sentence) for phrase in asked.wordings)
         if on_topic and all(

@@ -52,7 +52,7 @@ _ASKS: dict[Ask, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
     # "How many stores": a count, which filings write as a bare number ("463 retail stores").
-    "count": re.compile(r"\b(?:how many|number of)\b", re.IGNORECASE),
+    "count": re.compile(r"\b(?:how many|number of|headcount)\b", re.IGNORECASE),
     "date": re.compile(
         r"\b(?:when|what date|which date|since when|how long|what day|(?:in|since) (?:which|what) "
         r"year|what year)\b",
@@ -247,6 +247,27 @@ _DATE_RE = re.compile(
 
 def has_figure(text: str) -> bool:
     return _FIGURE_RE.search(text) is not None
+
+
+# An amount as filings write it: money, a grouped count, a decimal, a scaled number; not a
+# percentage.
+_AMOUNT_RE = re.compile(
+    r"\$\s?\d|\d,\d{3}(?![\d.]*\s?%)|\b\d+\.\d+\b(?!\s?%)|\b\d+ (?:million|billion|thousand)\b"
+)
+# A question that asks for a share, a rate or a percentage, which a percentage answers.
+_PERCENT_ASKED_RE = re.compile(
+    r"%|\bpercent|\bshare of\b|\brate\b|\bmargin|\bratio\b|\bproportion|\bfraction|\bgr[eo]w",
+    re.IGNORECASE,
+)
+
+
+def has_answering_figure(text: str, question: str) -> bool:
+    """Whether `text` holds a figure of the kind `question` asks: any figure when it asks for
+    a share, a rate or a growth; an amount otherwise ("how much revenue" is not answered by
+    "more than 10% of revenue")."""
+    if _PERCENT_ASKED_RE.search(question):
+        return has_figure(text)
+    return _AMOUNT_RE.search(text) is not None
 
 
 # A whole number as filings write a count: "463", "23,502"; not a year or a day of a date.

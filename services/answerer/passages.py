@@ -32,9 +32,9 @@ from shared.filing_text import (
     asked_wordings,
     asked_years,
     asks,
+    has_answering_figure,
     has_count,
     has_date,
-    has_figure,
     header_names_years,
     idf,
     parse_table,
@@ -69,6 +69,7 @@ ANSWER_PHRASE_BONUS = 3.0  # a filing's wording of what answers the ask
 NEAR_PHRASE_BONUS = 1.0  # a wording found near the answer, per phrase
 PHRASE_BONUS_CAP = 4.0
 KIND_BONUS = 2.0  # holds the kind of answer asked: a figure, a date
+LACKING_KIND_SHARE = 0.5  # what a sentence without the kind of answer asked keeps
 YEAR_BONUS = 0.5  # names the year asked
 RANK_PRIOR = 0.5  # the search's best passage, fading to nothing for its last
 PARAGRAPH_SHARE = 0.5  # question words elsewhere in a sentence's paragraph
@@ -219,17 +220,20 @@ def _score(candidate: _Candidate, q: _Question, weights: dict[str, float], count
     score = _weight(q.terms & candidate.terms, weights) + _phrase_bonus(text, q)
     if score == 0:
         return 0.0
-    # A sentence without the kind of answer asked (no date for "when") cannot answer it.
+    # A sentence without the kind of answer asked (no date for "when") cannot answer it,
+    # however many of the question's words it repeats: it counts for half.
+    held = []
     if "count" in q.kinds:
         # "How many" is answered by a count, written bare ("463 retail stores"), not by an
         # amount of money beside the same words.
-        score += KIND_BONUS if has_count(text) else -KIND_BONUS
+        held.append(has_count(text))
     elif "figure" in q.kinds:
-        score += KIND_BONUS if has_figure(text) else -KIND_BONUS
+        held.append(has_answering_figure(text, q.text))
+    if "date" in q.kinds:
+        held.append(has_date(text))
+    score += KIND_BONUS * sum(held)
     if "name" in q.kinds and answer_span(text, "name", q.said, set()) is not None:
         score += KIND_BONUS
-    if "date" in q.kinds:
-        score += KIND_BONUS if has_date(text) else -KIND_BONUS
     # The subject is often named once for a paragraph ("Harbor Freight Lines filed a
     # lawsuit… On March 3 the court ruled…"): its other sentences' words count for less.
     score += PARAGRAPH_SHARE * _weight((q.terms & candidate.paragraph) - candidate.terms, weights)
@@ -239,6 +243,8 @@ def _score(candidate: _Candidate, q: _Question, weights: dict[str, float], count
         # A row of words is quoted under its header, which may name what was asked.
         header = terms(candidate.table.header.line) - candidate.terms
         score += CONTEXT_SHARE * _weight(q.terms & header, weights)
+    if not all(held):
+        score *= LACKING_KIND_SHARE
     return score + prior
 
 
@@ -424,7 +430,9 @@ def _heading_note(passage: Passage) -> str:
 _TOTAL_RE = re.compile(r"^\W*total\b", re.IGNORECASE)
 # A question that asks which of the named things is the larger.
 _WHICH_LARGER = re.compile(
-    r"\b(?:which|whose|who)\b.*\b(?:more|higher|larger|bigger|greater|most|highest|largest)\b",
+    r"\b(?:which|whose|who)\b.*\b(?:more|higher|larger|bigger|greater|most|highest|largest)\b"
+    # "Did it get more revenue from A or from B?"
+    r"|\b(?:more|higher|larger|bigger|greater)\b.*\bor\b",
     re.IGNORECASE,
 )
 

@@ -33,6 +33,7 @@ from shared.filing_text import (
     asked_years,
     asks,
     header_names_years,
+    idf,
     parse_table,
     period_column,
     plain,
@@ -60,6 +61,8 @@ WORDING_BOOST = 1.0 / (RRF_K + 1)
 # where a passage that repeats the topic's words ("retail stores require investment…") or
 # the ask's ("employees may buy shares…") does not.
 ANSWER_BOOST = 1.0 / (RRF_K + 1)
+# The kinds of answer prose states; a figure is a table's, lifted by TABLE_BOOST.
+_STATED_KINDS = frozenset({"count", "date", "name", "place"})
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 # Words that only say "find me something" carry no topic; the rest are OR-ed, so a passage
@@ -395,6 +398,9 @@ def rerank_tables(query: str, rows: list[Any], limit: int) -> list[tuple[float, 
     # The filer's name and ticker never answer what is asked of it.
     tickers = {w for row in rows for w in words(row["symbol"] or "")}
     asked = asked_thing(query, (company_words | tickers) - {"inc", "corp"})
+    if asked is not None and not set(asked.kinds) & _STATED_KINDS:
+        asked = None  # a figure: the tables that hold it are lifted by their own measure
+    weights = idf([terms(row["text"]) & asked.topic for row in rows]) if asked else {}
     scored = []
     for row in rows:
         boost = 0.0
@@ -402,7 +408,11 @@ def rerank_tables(query: str, rows: list[Any], limit: int) -> list[tuple[float, 
             boost = TABLE_BOOST * table_match(ask, row["text"], row["heading"])
         if answers and any(say in plain(row["text"]) for say in answers):
             boost += WORDING_BOOST
-        if asked is not None and not row["is_table"] and squarely_answered(asked, row["text"]):
+        if (
+            asked is not None
+            and not row["is_table"]
+            and squarely_answered(asked, row["text"], weights)
+        ):
             boost += ANSWER_BOOST
         scored.append((float(row["score"]) + boost, row))
     scored.sort(key=lambda pair: -pair[0])  # stable: ties keep the fused order
