@@ -363,3 +363,18 @@ def test_one_figure_less_another_is_computed_in_the_order_named_and_validates() 
     ), draft.answer
     validated = validate_draft(draft)
     assert validated.validation.passed, validated.validation.issues
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Did Apple's long-term debt increase in fiscal 2023?", "Did Apple's total assets double in 2023?"],
+)
+def test_a_balance_moving_in_a_year_is_that_years_end_against_the_year_befores(
+    question: str,
+) -> None:
+    route = route_question(question, DIRECTORY)
+
+    (call,) = route.tool_calls
+    assert call.arguments.fiscal_years == [2022, 2023]  # type: ignore[union-attr]
+    assert route.understood.operation is not None
+    assert route.understood.operation.kind == "change"

@@ -39,11 +39,11 @@ _UNITS = re.compile(
 # names the direction it asks about.
 _RISING = (
     r"grow\w*|grew|growth|increas\w*|ris(?:e|es|en|ing)|rose|jump\w*|climb\w*|surg\w*|ramp\w*"
-    r"|soar\w*|(?:went|go|gone|going|moved?) up"
+    r"|soar\w*|(?:went|go|gone|going|moved?) up|doubl\w*|tripl\w*|quadrupl\w*"
 )
 _FALLING = (
     r"decreas\w*|declin\w*|f[ae]ll|falling|fallen|drop\w*|shr[iu]nk\w*|plung\w*|slump\w*"
-    r"|(?:went|go|gone|going|moved?) down"
+    r"|(?:went|go|gone|going|moved?) down|halv\w*"
 )
 _GROWTH = re.compile(
     rf"\b(?:{_RISING}|{_FALLING}|up|down|yoy|year[\s-]+(?:over|on)[\s-]+year)\b", re.I

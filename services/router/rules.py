@@ -312,7 +312,8 @@ def form_words(text: str) -> frozenset[str]:
 
 _GROWTH_WORDS = re.compile(
     r"\b(?:grow|grew|grown|growing|growth|increased?|rise|rose|risen|declined?|fall|fell"
-    r"|fallen|drop(?:ped)?|changed?|yoy|year[\s-]+over[\s-]+year)\b",
+    r"|fallen|drop(?:ped)?|changed?|yoy|year[\s-]+over[\s-]+year"
+    r"|doubled?|tripled?|quadrupled?|halved?)\b",
     re.IGNORECASE,
 )
 _CAGR_WORDS = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual", re.IGNORECASE)
@@ -333,6 +334,12 @@ CAGR_OF: dict[tuple[str, int], str] = {
 
 # year-over-year growth metric → the figure it is the growth of.
 _GROWTH_BASE = {growth: base for base, growth in YOY_GROWTH_OF.items()}
+
+
+def _balance(metric: str) -> bool:
+    """A balance at a day, with no growth figure of its own in the catalog."""
+    entry = METRICS_BY_ID.get(metric)
+    return entry is not None and entry.kind == "instant" and metric not in YOY_GROWTH_OF
 
 
 def growth_metrics(question: str, metrics: list[str], years: list[int]) -> list[str]:
@@ -588,6 +595,18 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         if periods.same_quarter_last_year
         else growth_metrics(asking, matches.metrics, periods.fiscal_years)
     )
+    if (
+        _GROWTH_WORDS.search(asking)
+        and len(periods.fiscal_years) == 1
+        and periods.period in (None, "annual")
+        and not periods.fiscal_quarters
+        and metrics
+        and all(_balance(metric) for metric in metrics)
+    ):
+        # A balance has no growth of its own: how it moved in a year ("did its debt rise in
+        # 2023?") is the balance at that year's end against the year before's.
+        year = periods.fiscal_years[0]
+        periods.fiscal_years, periods.spans_several = [year - 1, year], True
     # A figure and its growth are one figure to compute with ("revenue" and "revenue growth").
     figures = len({_GROWTH_BASE.get(metric, metric) for metric in metrics})
     operation, operation_spans = read_operation(
