@@ -475,8 +475,8 @@ def _also_called(items: Sequence[str]) -> list[str]:
 
 _VERB_SYNONYMS = {"repurchase": ("buy back",)}
 _SPENDING = ("spend", "spent", "spending", "cash spent")
-# The nouns of a payment's action: "payments for the acquisition of property, plant and
-# equipment", "purchases of property and equipment".
+# The nouns of a payment's action: "payments for acquisitions of businesses", "purchases of
+# property and equipment".
 _ACTION_NOUNS = {"acquire": ("acquisition", "acquisitions", "purchase", "purchases")}
 _PAYMENT_ACTION_LEADS = ("payments", "paid", "pay", "cash paid", "cash used", "spent", "spend")
 

@@ -35,7 +35,7 @@ def shares(value: float) -> str:
 
 
 def percent(value: float) -> str:
-    """A percentage to one decimal, or to as many more as keep it within a fiftieth of its
+    """A percentage with one decimal, or as many more as keep it within a fiftieth of its
     value (the validator's tolerance): "50.1%", but "1.27%" and "0.043%", never "0.0%"."""
     decimals = 1
     if value:

@@ -798,8 +798,11 @@ def command_eval_golden(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.split == "fresh":
-        print("fresh is a split of the document questions: finq eval documents", file=sys.stderr)
+    if args.split in ("fresh", "final"):
+        print(
+            f"{args.split} is a split of the document questions: finq eval documents",
+            file=sys.stderr,
+        )
         return 2
     questions = load_questions(args.split, Path(args.golden) if args.golden else None)
     progress = Progress()
@@ -1265,11 +1268,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--split",
-        choices=["dev", "heldout", "outside", "fresh", "all"],
+        choices=["dev", "heldout", "outside", "fresh", "final", "all"],
         default="all",
         help="dev (the questions rules are tuned on), heldout (never tuned on), outside "
-        "(written outside the project), fresh (documents: a second outside split, unread), "
-        "or all",
+        "(written outside the project), fresh and final (documents: a second and a third "
+        "outside split), or all",
     )
     evaluate.add_argument(
         "--write-levels",
