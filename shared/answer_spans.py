@@ -85,8 +85,8 @@ def _figure_spans(sentence: str) -> list[Span]:
 
 
 def _count_spans(sentence: str, asked: set[str]) -> list[Span]:
-    """Counts with the words after them that name what they count, when the question uses
-    those words: "463 retail stores", "approximately 36,000 employees"."""
+    """Counts with the words after them that name what they count, the question's words:
+    "463 retail stores", "approximately 36,000 employees"."""
     found = []
     for match in counts_in(sentence):
         qualified = _QUALIFIER_BEFORE.search(sentence[: match.start()])
@@ -97,7 +97,10 @@ def _count_spans(sentence: str, asked: set[str]) -> list[Span]:
                 break
             if _stem(word.group()) in asked:
                 end = match.end() + word.end()
-        found.append(Span(start, end, sentence[start:end]))
+        if end > match.end() or not asked:
+            # A count answers "how many X" when X follows it ("463 retail stores"); "about 24
+            # months" counts something else.
+            found.append(Span(start, end, sentence[start:end]))
     return found
 
 

@@ -36,6 +36,8 @@ STOP_WORDS = frozenset({
     "companys", "when", "where", "why", "much", "many", "according", "fiscal", "year", "years",
     "annual", "quarterly", "report", "filing", "filed", "form", "10", "k", "q", "s", "end",
     "tell", "me", "number", "amount", "get", "got",
+    # Hedges say how exact the answer may be, not what it is about.
+    "approximately", "roughly", "around", "nearly", "circa",
 })  # fmt: skip
 
 Ask = Literal["figure", "count", "date", "place", "name"]
@@ -155,9 +157,17 @@ FILING_WORDINGS: tuple[Wording, ...] = (
 )
 
 
+# Irregular forms filings and questions use of the same verbs: "revenue grew" answers
+# "how much did revenue grow".
+_IRREGULAR = {"grew": "grow", "grown": "grow", "rose": "rise", "risen": "rise", "fell": "fall",
+              "fallen": "fall", "sold": "sell", "spent": "spend", "paid": "pay", "made": "make",
+              "bought": "buy"}  # fmt: skip
+
+
 def stem(word: str) -> str:
     """A word's first letters after its inflection: "ruled", "rules" and "ruling" are all
-    "rul"; "employees" and "employ" are "emplo"."""
+    "rul"; "employees" and "employ" are "emplo"; "grew" is "grow"."""
+    word = _IRREGULAR.get(word, word)
     if word.endswith("ies") and len(word) > 4:
         word = word[:-3] + "y"
     elif word.endswith("es") and word[-3:-2] in {"s", "x", "z", "h"} and len(word) > 4:
@@ -271,7 +281,9 @@ def has_answering_figure(text: str, question: str) -> bool:
 
 
 # A whole number as filings write a count: "463", "23,502"; not a year or a day of a date.
-_COUNT_RE = re.compile(r"(?<![\d,.$])\d{1,3}(?:,\d{3})*(?![\d.]|,\d|\s?%)")
+# A number joined to a word by a hyphen ("2-day", "10-K", "52-week") names a kind, not a
+# count.
+_COUNT_RE = re.compile(r"(?<![\d,.$-])\d{1,3}(?:,\d{3})*(?![\d.-]|,\d|\s?%)")
 _MONTH_BEFORE_RE = re.compile(rf"\b(?:{_MONTHS})\s+$", re.IGNORECASE)
 
 

@@ -116,6 +116,11 @@ def format_fact_value(fact: Fact) -> str:
     against the cited page), else in finq's own way."""
     if read_from_statement(fact):
         return format_as_stated(fact.value, fact.unit)
+    if fact.formula and fact.inputs and all(i.page is not None for i in fact.inputs):
+        # Computed from statement cells: also in their scale, the number a reader holding
+        # the filing adds up ("$65.1 billion, or $65,149 million").
+        said, stated = format_value(fact.value, fact.unit), format_as_stated(fact.value, fact.unit)
+        return said if stated == said else f"{said}, or {stated}"
     return format_value(fact.value, fact.unit)
 
 

@@ -381,3 +381,35 @@ def test_a_balance_moving_in_a_year_is_that_years_end_against_the_year_befores(
     assert call.arguments.fiscal_years == [2022, 2023]  # type: ignore[union-attr]
     assert route.understood.operation is not None
     assert route.understood.operation.kind == "change"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Apple free cash flow for 2023: operating cash flow minus capital expenditures",
+        "Work out Apple's 2023 free cash flow as operating cash flow less capex, in millions",
+    ],
+)
+def test_a_figure_explained_by_its_own_inputs_is_that_figure(question: str) -> None:
+    route = route_question(question, DIRECTORY)
+
+    assert route.intent == "metric_lookup"
+    (call,) = route.tool_calls
+    assert call.arguments.metrics == ["free_cash_flow"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Apple 2023: add share repurchases and dividends paid - the total cash returned?",
+        "total cash returned by Apple in 2023, i.e. buybacks plus dividends paid",
+    ],
+)
+def test_parts_named_beside_their_whole_are_the_whole_and_a_dash_is_no_subtraction(
+    question: str,
+) -> None:
+    route = route_question(question, DIRECTORY)
+
+    (call,) = route.tool_calls
+    assert call.arguments.metrics == ["capital_returned"]  # type: ignore[union-attr]
+    assert route.understood.operation is None

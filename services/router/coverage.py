@@ -72,7 +72,8 @@ FILLER_WORDS = frozenset(
         "was there any ok okay so well hey hi thanks thank then side by "
         "bigger larger greater smaller lower higher more less "
         "pay paid pays out spend spent spends put puts into invest invests invested "
-        "make made makes earn earned earns generate "
+        "make made makes earn earned earns generate compute computes computed computing "
+        "calculate calculates calculated calculating "
         "generated generates post posted record bring brought book booked "
         # Holding a balance: "long-term debt Apple was carrying", "cash on hand", "on its
         # balance sheet".

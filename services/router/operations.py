@@ -83,7 +83,9 @@ _SUM = re.compile(
     re.I,
 )
 # Parts added into one figure: the words of a sum, and of counting parts in.
-_ADDED = re.compile(rf"{_SUM.pattern}|\+|\bplus\b|\bcount(?:ing|s)?\b|\bboth\b|\bincluding\b", re.I)
+_ADDED = re.compile(
+    rf"{_SUM.pattern}|\+|\bplus\b|\badd\b|\bcount(?:ing|s)?\b|\bboth\b|\bincluding\b", re.I
+)
 _MULTIPLE = re.compile(
     r"\bhow many times\b|\btimes (?:as|bigger|larger|more|higher|greater)\b"
     r"|\b(?:what|which) multiple\b|\bmultiple of\b",
@@ -150,9 +152,14 @@ def read_operation(
 # combined"): the words of a sum, without "the total", which names a figure ("the total
 # revenue and net income" asks for two).
 _METRICS_ADDED = re.compile(
-    r"\b(?:combined|together|altogether|in total|total of|sum(?:med)?"
+    r"\b(?:combined|together|altogether|in total|total of|sum(?:med)?|add"
     r"|add(?:ed|ing)? (?:up|together)|aggregate)\b|\+|\bplus\b",
     re.I,
+)
+
+
+_SUBTRACTED_IN_WORDS = re.compile(
+    r"\bminus\b|\bless\b(?!\s+than)|\bnet of\b|\bsubtract\w*|\bdeduct\w*|−", re.I
 )
 
 
@@ -164,8 +171,9 @@ def _across_metrics(
     question names them; the answerer computes it for each period asked."""
     if spans := _spans(_METRICS_ADDED, question):
         return _operation("sum", question, spans), spans
-    # Between periods, "how much more" asks how each figure changed.
-    differed = _spans(_SUBTRACTED, question) or _spans(_DIFFERENCE, question)
+    # Between periods, "how much more" asks how each figure changed. A dash between words
+    # ("R&D and SG&A - how much together?") is punctuation, not a subtraction.
+    differed = _spans(_SUBTRACTED_IN_WORDS, question) or _spans(_DIFFERENCE, question)
     if metrics == 2 and periods <= 1 and (spans := differed):
         return _operation("difference", question, spans), spans
     return None, []

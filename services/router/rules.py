@@ -570,9 +570,11 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         # the net margin): ask for it by name.
         matches = MetricMatches([held], matches.resolutions, matches.unresolved)
         ratio = None
-    whole, sum_spans = sum_of_parts(corrected, matches.metrics)
+    # "Cash" in "total cash returned" and a figure said not to be asked are no parts of a sum.
+    meant = _without_negated(corrected, _without_bare_cash(corrected, matches.metrics), names_of)
+    whole, sum_spans = sum_of_parts(corrected, meant)
     if whole is None:
-        whole, sum_spans = difference_of_parts(corrected, matches.metrics)
+        whole, sum_spans = difference_of_parts(corrected, meant)
     if whole is not None:
         read.extend(sum_spans)
         matches = MetricMatches([whole], matches.resolutions, matches.unresolved)
@@ -587,6 +589,13 @@ def understand(question: str, directory: CompanyDirectory, finder: MetricFinder)
         names_of,
     )
     if explained != matches.metrics:
+        if (marker := _EXPLAINED.search(corrected)) is not None:
+            # The words that combine its inputs ("operating cash flow minus capex") are
+            # part of the explanation, read with it.
+            read.extend(
+                (marker.start() + m.start(), marker.start() + m.end())
+                for m in _COMBINING.finditer(corrected[marker.start() :])
+            )
         matches = MetricMatches(explained, matches.resolutions, matches.unresolved)
     metrics = (
         # A quarter against the matching quarter of the prior year: both quarters are fetched and
@@ -750,8 +759,17 @@ def _spans_outside(
 # How a question explains the figure it names: "free cash flow (operating cash flow less
 # capex)", "R&D intensity - R&D over sales", "leverage, measured as …".
 _EXPLAINED = re.compile(
-    r"\(|\s[-–—:]\s|\b(?:measured|calculated|computed|defined) as\b|\bi\.e\.|\bthat is\b",
+    r"\(|\s[-–—:]\s|:\s|\bi\.e\.|\bthat is\b"
+    # "FCF as operating cash flow less capital spending" ("as of", "as reported" name a
+    # day or a source, not what the figure is).
+    r"|\bas\s+(?!of\b|at\b|reported\b|stated\b|filed\b|shown\b|per\b|a\s+(?:percent|%|share))",
     re.IGNORECASE,
+)
+
+
+# The words of arithmetic between a figure's inputs.
+_COMBINING = re.compile(
+    r"\b(?:minus|plus|less|divided by|over|times|multiplied by|subtract\w*|add)\b|[+−/×÷]", re.I
 )
 
 
