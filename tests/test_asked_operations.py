@@ -369,7 +369,7 @@ def test_one_figure_less_another_is_computed_in_the_order_named_and_validates() 
     "question",
     [
         "Did Apple's long-term debt increase in fiscal 2023?",
-        "Did Apple's total assets double in 2023?",
+        "Did Apple's long-term debt double in fiscal 2023?",
     ],
 )
 def test_a_balance_moving_in_a_year_is_that_years_end_against_the_year_befores(

@@ -339,7 +339,12 @@ _GROWTH_BASE = {growth: base for base, growth in YOY_GROWTH_OF.items()}
 def _balance(metric: str) -> bool:
     """A balance at a day, with no growth figure of its own in the catalog."""
     entry = METRICS_BY_ID.get(metric)
-    return entry is not None and entry.kind == "instant" and metric not in YOY_GROWTH_OF
+    return (
+        entry is not None
+        and entry.kind == "instant"
+        and metric not in YOY_GROWTH_OF
+        and metric not in _GROWTH_BASE  # a growth figure is a change already
+    )
 
 
 def growth_metrics(question: str, metrics: list[str], years: list[int]) -> list[str]:
