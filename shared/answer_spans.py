@@ -260,18 +260,21 @@ def asked_thing(question: str, company_words: set[str]) -> AskedThing | None:
 
 
 def squarely_answered(asked: AskedThing, text: str, weights: dict[str, float]) -> bool:
-    """Whether a sentence of `text` answers `asked` squarely: it holds half its topic words
-    by weight (`weights`: a rare word like "Germany" counts more than "sales"; 1 for a word
-    not given), or, when the ask is all the question names, the filings' wording of the ask;
-    and a span of every kind asked. A passage that only mentions the topic does not."""
+    """Whether a sentence of `text` answers `asked` squarely: it words the answer as filings
+    word that ask, or (an ask with no such wording) holds half its topic words by weight
+    (`weights`: a rare word like "Germany" counts more than "sales"; 1 for a word not
+    given); and it holds a span of every kind asked. A passage that only mentions the topic
+    does not."""
     whole = sum(weights.get(term, 1.0) for term in asked.topic)
     for sentence in _SENTENCE_END.split(" ".join(text.split())):
         said = terms(sentence)
-        if asked.topic:
-            held = sum(weights.get(term, 1.0) for term in asked.topic & said)
-            on_topic = held >= TOPIC_SHARE * whole
-        else:
+        if asked.wordings:
+            # A common ask ("holders of record", "employees") is answered in the filings'
+            # wording of it, whatever else the sentence repeats of the question.
             on_topic = any(phrase in plain(sentence) for phrase in asked.wordings)
+        else:
+            held = sum(weights.get(term, 1.0) for term in asked.topic & said)
+            on_topic = bool(asked.topic) and held >= TOPIC_SHARE * whole
         if on_topic and all(
             answer_span(sentence, kind, set(asked.said), set(asked.ignored)) is not None
             for kind in asked.kinds

@@ -293,7 +293,7 @@ PeriodKind = Literal[
     "fiscal_year",  # "fiscal 2023", "FY23", "2023"
     "fiscal_quarter",  # "Q3 FY2024", "the March quarter of 2024"
     "ttm",  # trailing twelve months
-    "instant",  # "as of June 30, 2023": a balance on a day
+    "instant",  # "as of June 30, 2031": a balance on a day
     "ended",  # "the fiscal year ended …", "the quarter ended …", "nine months ended …"
     "range",  # "2019 through 2023", "since 2020"
     "relative",  # "last year", "two years ago", "the last three quarters"

@@ -118,6 +118,8 @@ FILING_WORDINGS: tuple[Wording, ...] = (
         ("authorized", "repurchase"),
     ),
     _wording(r"\bbacklog\b", ("revenue backlog", "remaining performance obligations")),
+    # A hedged count or amount ("roughly how many…") is hedged in filings' own word.
+    _wording(r"\b(?:roughly|approx\.?|around how|about how|nearly)\b", ("approximately",)),
     _wording(
         r"\bcritical audit matters?\b",
         ("description of the matter",),
@@ -285,6 +287,12 @@ def has_answering_figure(text: str, question: str) -> bool:
 # count.
 _COUNT_RE = re.compile(r"(?<![\d,.$-])\d{1,3}(?:,\d{3})*(?![\d.-]|,\d|\s?%)")
 _MONTH_BEFORE_RE = re.compile(rf"\b(?:{_MONTHS})\s+$", re.IGNORECASE)
+# A word that labels the number after it: "Note 15", "Item 7", "Rule 10b5-1", "Level 2".
+_LABEL_BEFORE_RE = re.compile(
+    r"\b(?:note|item|rule|section|part|level|page|exhibit|schedule|article|chapter|step|tier"
+    r"|class|phase|form|no\.?|number)\s+$",
+    re.IGNORECASE,
+)
 
 
 def counts_in(text: str) -> list[re.Match[str]]:
@@ -294,6 +302,7 @@ def counts_in(text: str) -> list[re.Match[str]]:
         for match in _COUNT_RE.finditer(text)
         if not _YEAR_RE.fullmatch(match.group())
         and not _MONTH_BEFORE_RE.search(text[max(0, match.start() - 12) : match.start()])
+        and not _LABEL_BEFORE_RE.search(text[max(0, match.start() - 12) : match.start()])
     ]
 
 

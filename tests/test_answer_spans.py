@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.answer_spans import answer_span
+from shared.answer_spans import answer_span, asked_thing, squarely_answered
 from shared.filing_text import asks, terms
 
 # Sentences written for these tests, shaped like a filing's.
@@ -60,3 +60,20 @@ def test_a_name_holding_the_word_asked_or_labelling_a_number_is_no_answer() -> N
     asked = terms("On which stock exchange does Northwind's stock trade?")
 
     assert answer_span(sentence, "name", asked, terms("Northwind")) is None
+
+
+def test_a_number_a_word_labels_or_a_hyphen_joins_is_no_count() -> None:
+    sentence = "Note 15 - Employee Retirement Plans cover employees who took 2-day leave."
+    asked = terms("How many employees?")
+
+    assert answer_span(sentence, "count", asked, set()) is None
+
+
+def test_a_common_ask_is_answered_squarely_only_in_the_filings_wording_of_it() -> None:
+    asked = asked_thing("How many holders of record did Northwind's common stock have?", set())
+    assert asked is not None
+
+    shares = "As of August 1, 2031, 1,204,000,000 shares of common stock were outstanding."
+    holders = "As of August 1, 2031, there were 12,345 shareholders of record."
+    assert not squarely_answered(asked, shares, {})
+    assert squarely_answered(asked, holders, {})

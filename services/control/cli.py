@@ -798,7 +798,7 @@ def command_eval_golden(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.split in ("fresh", "final"):
+    if args.split in ("fresh", "final", "last"):
         print(
             f"{args.split} is a split of the document questions: finq eval documents",
             file=sys.stderr,
@@ -1268,11 +1268,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--split",
-        choices=["dev", "heldout", "outside", "fresh", "final", "all"],
+        choices=["dev", "heldout", "outside", "fresh", "final", "last", "all"],
         default="all",
         help="dev (the questions rules are tuned on), heldout (never tuned on), outside "
-        "(written outside the project), fresh and final (documents: a second and a third "
-        "outside split), or all",
+        "(written outside the project), fresh, final and last (documents: a second, third "
+        "and fourth outside split), or all",
     )
     evaluate.add_argument(
         "--write-levels",

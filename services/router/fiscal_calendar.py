@@ -1,6 +1,6 @@
 """Each company's fiscal calendar: which fiscal year and quarter a calendar day belongs to.
 
-Questions give periods as dates ("at June 30, 2023", "the quarter ended March 30, 2024",
+Questions give periods as dates ("at June 30, 2031", "the quarter ended March 30, 2024",
 "the March quarter of 2024"); the figures finq holds are labelled by fiscal year and
 quarter. A calendar is built from the periods held for the company (their real start and
 end days, which for 52/53-week years fall on a Saturday or Sunday near the nominal year

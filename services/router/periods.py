@@ -1,6 +1,6 @@
 """Periods in a question: fiscal years, ranges and lists, quarters, halves, TTM, relative
 expressions ("last year", "past 3 years", "the year before"), periods given as dates ("at
-June 30, 2023", "the quarter ended March 30, 2024", "nine months ended June 29,
+June 30, 2031", "the quarter ended March 30, 2024", "nine months ended June 29,
 2024", "the March quarter of 2024") and calendar dates for price questions.
 
 Relative expressions are resolved against the latest data held, never against today's
@@ -164,7 +164,7 @@ _MONTH_QUARTER_PATTERN = re.compile(
     rf"|\b(?:the\s+)?(?P<m2>{_MONTH_NAME})[\s-]+(?P<y2>{_YEAR4})[\s-]+(?:fiscal\s+)?quarter\b",
     re.IGNORECASE,
 )
-# A balance on a day: "as of June 30, 2023", "at the end of March 2024", "on 3/30/2024",
+# A balance on a day: "as of June 30, 2031", "at the end of March 2024", "on 3/30/2024",
 # or a day alone.
 _INSTANT_PATTERN = re.compile(
     r"(?:\b(?:as\s+(?:of|at)|at|on)\s+(?:the\s+(?:end|close)\s+of\s+)?"
