@@ -206,6 +206,12 @@ def _nearest(
 LEAD_KINDS = ("name", "place", "count", "figure", "date")
 
 
+def lead_kinds(kinds: set[str]) -> tuple[str, ...]:
+    """The kinds of answer asked that a lead states, in `LEAD_KINDS` order; a count asked as
+    "how many" is the figure asked, not a second one."""
+    return tuple(k for k in LEAD_KINDS if k in kinds and not (k == "figure" and "count" in kinds))
+
+
 def answer_span(
     sentence: str,
     kind: str,
@@ -223,7 +229,7 @@ def answer_span(
 
 
 # Sentences of a passage's prose: terminal punctuation before a capital or a quote.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]”]*\s+(?=[A-Z\"'(\[“•])")
+SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]”]*\s+(?=[A-Z\"'(\[“•])")
 # The share of the question's topic words a sentence must hold to answer it squarely.
 TOPIC_SHARE = 0.5
 
@@ -244,8 +250,7 @@ class AskedThing:
 def asked_thing(question: str, company_words: set[str]) -> AskedThing | None:
     """The thing `question` asks for, or None when it asks for no count, figure, date or
     name (what a filing says about a topic)."""
-    kinds = asks(question)
-    lead = tuple(k for k in LEAD_KINDS if k in kinds and not (k == "figure" and "count" in kinds))
+    lead = lead_kinds(set(asks(question)))
     if not lead:
         return None
     wordings = tuple(dict.fromkeys(say for w in asked_wordings(question) for say in w.answers))
@@ -266,7 +271,7 @@ def squarely_answered(asked: AskedThing, text: str, weights: dict[str, float]) -
     given); and it holds a span of every kind asked. A passage that only mentions the topic
     does not."""
     whole = sum(weights.get(term, 1.0) for term in asked.topic)
-    for sentence in _SENTENCE_END.split(" ".join(text.split())):
+    for sentence in SENTENCE_END.split(" ".join(text.split())):
         said = terms(sentence)
         if asked.wordings:
             # A common ask ("holders of record", "employees") is answered in the filings'

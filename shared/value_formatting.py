@@ -119,19 +119,20 @@ def format_fact_value(fact: Fact) -> str:
     if fact.formula and fact.inputs and all(i.page is not None for i in fact.inputs):
         # Computed from statement cells: also in their scale, the number a reader holding
         # the filing adds up ("$65.1 billion, or $65,149 million").
-        said, stated = format_value(fact.value, fact.unit), format_as_stated(fact.value, fact.unit)
-        return said if stated == said else f"{said}, or {stated}"
+        return _in_both_scales(fact.value, fact.unit)
     return format_value(fact.value, fact.unit)
+
+
+def _in_both_scales(value: float, unit: str) -> str:
+    # Not in brackets: a bracketed amount reads as a negative one in a filing.
+    said, stated = format_value(value, unit), format_as_stated(value, unit)
+    return said if stated == said else f"{said}, or {stated}"
 
 
 def format_computed_value(value: float, unit: str, inputs: list[Fact]) -> str:
     """A figure computed from others: in finq's way, and also in the statement's scale when
     every input is a statement's cell ("$22.4 billion, or $22,396 million"), so a reader
     holding the filing sees the number its lines add up to."""
-    said = format_value(value, unit)
     if inputs and all(read_from_statement(f) for f in inputs):
-        stated = format_as_stated(value, unit)
-        if stated != said:
-            # Not in brackets: a bracketed amount reads as a negative one in a filing.
-            return f"{said}, or {stated}"
-    return said
+        return _in_both_scales(value, unit)
+    return format_value(value, unit)

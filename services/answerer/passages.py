@@ -22,7 +22,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from services.answerer.formatting import source_citation
-from shared.answer_spans import LEAD_KINDS, answer_span
+from shared.answer_spans import SENTENCE_END, TOPIC_SHARE, answer_span, lead_kinds
 from shared.contracts import Citation, Passage, Source
 from shared.english import possessive
 from shared.filing_text import (
@@ -47,7 +47,6 @@ from shared.tools import SearchDocumentsArgs, ToolArguments
 
 # Sentences end at terminal punctuation before a capital, a quote or a bracket; "U.S." and
 # "Inc." stay inside one, and decimals never break (no space after the point).
-_SENTENCE_RE = re.compile(r"(?<=[.!?])[\"')\]”]*\s+(?=[A-Z\"'(\[•“])")
 # A point that ends an abbreviation, not a sentence: "U.S. Department", "Apple Inc. filed".
 _ABBREVIATION_RE = re.compile(r"(?:\b[A-Z]\.){1,3}$|\b(?:Inc|Corp|Co|Ltd|No|Nos|Mr|Ms|Dr|St|vs)\.$")
 _TERMINAL_RE = re.compile(r"[.!?:;)\"”]$")
@@ -135,7 +134,7 @@ def _sentences(block: str) -> list[str]:
     """A paragraph's sentences; a point after an abbreviation ("U.S.") ends none."""
     sentences: list[str] = []
     start = 0
-    for boundary in _SENTENCE_RE.finditer(block):
+    for boundary in SENTENCE_END.finditer(block):
         if _ABBREVIATION_RE.search(block[start : boundary.start()].rstrip("\"')]”")):
             continue
         sentences.append(block[start : boundary.start()])
@@ -461,11 +460,6 @@ def _rows_lead(question: str, rows: list[_Candidate], numbers: list[int]) -> str
     return lead
 
 
-# The share of the question's topic words a sentence must hold for its span to be stated
-# as the answer.
-LEAD_TOPIC_SHARE = 0.5
-
-
 def _on_topic(candidate: _Candidate, q: _Question) -> bool:
     """Whether the sentence answers what was asked about: it (with its paragraph) holds half
     the question's topic words, or a filing's several-word wording of the ask ("full-time
@@ -480,7 +474,7 @@ def _on_topic(candidate: _Candidate, q: _Question) -> bool:
     # Its paragraph names the subject once for all its sentences ("Harbor Freight Lines
     # filed a lawsuit… On March 3 the court ruled…").
     held = q.terms & (candidate.terms | candidate.paragraph)
-    return len(held) >= LEAD_TOPIC_SHARE * len(q.terms)
+    return len(held) >= TOPIC_SHARE * len(q.terms)
 
 
 # How many of a passage's lines on either side of a quoted sentence are read for a name.
@@ -512,7 +506,7 @@ def _prose_lead(
 ) -> tuple[list[str], list[_Candidate]] | None:
     """For each kind of answer asked (a name, a count, a figure, a date), the span of the
     quoted prose that gives it, from the best quote that holds one; None when none does."""
-    kinds = [k for k in LEAD_KINDS if k in q.kinds and not (k == "figure" and "count" in q.kinds)]
+    kinds = lead_kinds(q.kinds)
     # The filer's name and ticker ("AAPL") name no answer.
     symbols = " ".join(p.symbol or "" for p in passages)
     ignored = terms(" ".join(_company_words(passages)) + " " + symbols)

@@ -77,11 +77,14 @@ _CHANGE = re.compile(
 _WHOLE_SPAN = re.compile(
     r"\b(?:overall|total|cumulative(?:ly)?|in all|altogether|all told|end to end)\b", re.I
 )
-_SUM = re.compile(
-    r"\b(?:combined|together|altogether|in total|the total|total of|sum(?:med)?"
-    r"|add(?:ed|ing)? (?:up|together)|aggregate)\b",
-    re.I,
+# The words of a sum; "the total" only across companies, where it adds one figure up.
+_SUM_WORDS = (
+    r"combined|together|altogether|in total|total of|sum(?:med)?|add(?:ed|ing)? (?:up|together)"
+    r"|aggregate"
 )
+_SUM = re.compile(rf"\b(?:{_SUM_WORDS}|the total)\b", re.I)
+# The words that take one figure from another: "operating cash flow minus capex", "net of".
+_SUBTRACTING = r"\bminus\b|\bless\b(?!\s+than)|\bnet of\b|\bsubtract\w*|\bdeduct\w*"
 # Parts added into one figure: the words of a sum, and of counting parts in.
 _ADDED = re.compile(
     rf"{_SUM.pattern}|\+|\bplus\b|\badd\b|\bcount(?:ing|s)?\b|\bboth\b|\bincluding\b", re.I
@@ -151,16 +154,10 @@ def read_operation(
 # Figures of one company added into one the catalog does not name ("R&D and SG&A
 # combined"): the words of a sum, without "the total", which names a figure ("the total
 # revenue and net income" asks for two).
-_METRICS_ADDED = re.compile(
-    r"\b(?:combined|together|altogether|in total|total of|sum(?:med)?|add"
-    r"|add(?:ed|ing)? (?:up|together)|aggregate)\b|\+|\bplus\b",
-    re.I,
-)
+_METRICS_ADDED = re.compile(rf"\b(?:{_SUM_WORDS}|add)\b|\+|\bplus\b", re.I)
 
 
-_SUBTRACTED_IN_WORDS = re.compile(
-    r"\bminus\b|\bless\b(?!\s+than)|\bnet of\b|\bsubtract\w*|\bdeduct\w*|−", re.I
-)
+_SUBTRACTED_IN_WORDS = re.compile(rf"{_SUBTRACTING}|−", re.I)
 
 
 def _across_metrics(
@@ -201,9 +198,7 @@ def sum_of_parts(question: str, metrics: Sequence[str]) -> tuple[str | None, lis
 
 
 # Words that take one figure from another: "operating cash flow minus capex", "net of".
-_SUBTRACTED = re.compile(
-    r"\bminus\b|\bless\b(?!\s+than)|\bnet of\b|\bsubtract\w*|\bdeduct\w*|\s[−-]\s", re.I
-)
+_SUBTRACTED = re.compile(rf"{_SUBTRACTING}|\s[−-]\s", re.I)
 
 
 def difference_of_parts(question: str, metrics: Sequence[str]) -> tuple[str | None, list[Span]]:
