@@ -401,17 +401,34 @@ def parse_table(text: str) -> MarkdownTable | None:
     return MarkdownTable(header, rule, tuple(rows))
 
 
-def period_column(header: TableRow | None, years: Iterable[int]) -> int | None:
-    """The index (among a row's values) of the first column whose header names one of the
-    years, the first year asked first; None when the header names none of them."""
+def period_columns(header: TableRow | None, years: Iterable[int]) -> list[int]:
+    """The index (among a row's values) of the first column whose header names each year, in
+    the years' order; years the header does not name are left out."""
     if header is None:
-        return None
-    values = header.values
+        return []
+    columns: list[int] = []
     for year in years:
-        for index, cell in enumerate(values):
+        for index, cell in enumerate(header.values):
             if re.search(rf"(?<!\d){year}(?!\d)", cell):
-                return index
-    return None
+                if index not in columns:
+                    columns.append(index)
+                break
+    return columns
+
+
+def period_column(header: TableRow | None, years: Iterable[int]) -> int | None:
+    """The index of the first column whose header names one of the years, the first year
+    asked first; None when the header names none of them."""
+    columns = period_columns(header, years)
+    return columns[0] if columns else None
+
+
+def column_year(header: TableRow | None, column: int) -> int | None:
+    """The year a column's header names ("Year Ended December 31, 2019": 2019)."""
+    if header is None or column >= len(header.values):
+        return None
+    found = _YEAR_RE.findall(header.values[column])
+    return int(found[-1]) if len(found) == 1 else None
 
 
 def header_names_years(header: TableRow | None) -> bool:

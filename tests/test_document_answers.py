@@ -187,6 +187,39 @@ def test_a_region_net_sales_question_gets_its_row_not_the_total() -> None:
     assert "Total net sales" not in text
 
 
+def test_a_row_asked_to_compare_two_years_is_read_in_both_and_says_which_way_it_moved() -> None:
+    passages = [passage(1, SEGMENTS, 49)]
+
+    text, _ = answer(
+        "Did Northwind's Asia Pacific operating income decline in 2031 compared to 2030? "
+        "Give both numbers.",
+        passages,
+    )
+
+    assert text.splitlines()[0] == (
+        "Yes: Asia Pacific, Operating income fell from $2,310 in 2030 to $2,090 in 2031 [1]. "
+        "Asia Pacific, Operating income, 2031: $2,090; 2030: $2,310 [1]."
+    )
+
+
+def test_a_yes_or_no_asked_the_other_way_is_answered_no_with_both_figures() -> None:
+    text, _ = answer(
+        "Were Americas net sales lower in 2031 than in 2030?", [passage(0, REGIONS, 24)]
+    )
+
+    assert text.splitlines()[0].startswith(
+        "No: Americas rose from $9,800 in 2030 to $10,100 in 2031 [1]."
+    )
+
+
+def test_a_change_asked_of_one_year_sets_it_against_the_year_before() -> None:
+    text, _ = answer("How did Americas net sales change yoy in 2031?", [passage(0, REGIONS, 24)])
+
+    assert text.splitlines()[0].startswith(
+        "Americas rose from $9,800 in 2030 to $10,100 in 2031 [1]."
+    )
+
+
 def test_a_table_without_the_period_asked_is_not_quoted() -> None:
     passages = [passage(0, OLD_SEGMENTS, 60), passage(1, SEGMENTS, 49)]
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from services.answerer.formatting import source_citation
 from shared.answer_spans import SENTENCE_END, TOPIC_SHARE, answer_span, lead_kinds
+from shared.change_words import GROWTH, Direction, yes_no_direction
 from shared.contracts import Citation, Passage, Source
 from shared.english import possessive
 from shared.filing_text import (
@@ -32,13 +33,14 @@ from shared.filing_text import (
     asked_wordings,
     asked_years,
     asks,
+    column_year,
     has_answering_figure,
     has_count,
     has_date,
     header_names_years,
     idf,
     parse_table,
-    period_column,
+    period_columns,
     plain,
     terms,
     words,
@@ -83,6 +85,7 @@ class _Question:
     terms: set[str]  # its topic words, without those the filing wordings stand in for
     said: set[str]  # every word it says, and the words of those wordings
     years: list[int]
+    changed: bool  # asks how a figure moved between periods ("did it fall", "yoy")
     kinds: set[str]
     answers: list[str]  # phrases of the sentence that answers, as filings write them
     also: list[str]  # phrases near the answer
@@ -101,6 +104,8 @@ class _Candidate:
     table: MarkdownTable | None = None
     row: TableRow | None = None
     column: int | None = None  # index of the period's value among the row's values
+    # Every period asked that the table has, the first asked first (`column` is the first).
+    columns: list[int] = field(default_factory=list)
     score: float = 0.0
 
     @property
@@ -124,6 +129,7 @@ def _question(question: str, passages: list[Passage]) -> _Question:
         terms=named - ask_words(question),
         said=named | terms(" ".join(answers + also)),
         years=asked_years(question),
+        changed=bool(GROWTH.search(question) or _COMPARED.search(question)),
         kinds=asks(question),
         answers=answers,
         also=also,
@@ -267,7 +273,11 @@ def _score_row(c: _Candidate, row: TableRow, q: _Question, weights: dict[str, fl
     context = _table_context(c.passage, c.table) - c.terms
     score += CONTEXT_SHARE * _weight(q.terms & context, weights)
     score -= UNASKED_LABEL_SHARE * _weight(terms(row.label) - q.said, weights)
-    column = period_column(c.table.header, q.years)
+    columns = period_columns(c.table.header, q.years)
+    if q.changed and len(columns) == 1 and q.years:
+        # A change asked of one year is that year against the one before it.
+        columns += period_columns(c.table.header, [q.years[0] - 1])
+    column = columns[0] if columns else None
     if column is None:
         if q.years and header_names_years(c.table.header):
             score -= MISSING_PERIOD_PENALTY
@@ -277,6 +287,7 @@ def _score_row(c: _Candidate, row: TableRow, q: _Question, weights: dict[str, fl
     if column is None or column >= len(row.values) or not row.values[column]:
         return 0.0
     c.column = column
+    c.columns = [i for i in columns if i < len(row.values) and row.values[i]] or [column]
     if "figure" in q.kinds:
         score += KIND_BONUS
     elif q.kinds:
@@ -330,16 +341,54 @@ def _table_lines(candidate: _Candidate) -> list[str]:
     return lines
 
 
+def _row_name(row: TableRow) -> str:
+    return f"{row.group.label}, {row.label}" if row.group else row.label
+
+
 def _row_reading(candidate: _Candidate) -> str:
-    """What the row says for the period asked: "Greater China, Operating income, 2024:
-    $27,082" (names and figure as the table writes them)."""
+    """What the row says for each period asked: "Greater China, Operating income, 2024:
+    $27,082" (names and figures as the table writes them; further periods after a ";")."""
     assert candidate.table is not None and candidate.row is not None
-    row, column = candidate.row, candidate.column or 0
-    name = f"{row.group.label}, {row.label}" if row.group else row.label
+    row = candidate.row
     header = candidate.table.header
-    period = header.values[column] if header and column < len(header.values) else ""
-    value = row.values[column]
-    return f"{name}, {period}: {value}" if period else f"{name}: {value}"
+    readings: list[str] = []
+    for column in candidate.columns or [candidate.column or 0]:
+        period = header.values[column] if header and column < len(header.values) else ""
+        value = row.values[column]
+        readings.append(f"{period}: {value}" if period else value)
+    name = _row_name(row)
+    # "Mac, 2017: $25,850; 2016: $22,831"; a row without a period header: "Mac: $25,850".
+    return f"{name}, {'; '.join(readings)}" if ":" in readings[0] else f"{name}: {readings[0]}"
+
+
+def _change_reading(candidate: _Candidate, question: str) -> str | None:
+    """How a row moved between the two periods asked, earlier to later: "North America,
+    Operating income fell from $7,267 in 2018 to $7,033 in 2019", behind "Yes: " or "No: "
+    when the question asks yes or no about one direction. None without two periods whose
+    years and amounts read."""
+    assert candidate.table is not None and candidate.row is not None
+    header, row = candidate.table.header, candidate.row
+    dated = [
+        (year, column, amount)
+        for column in candidate.columns[:2]
+        if (year := column_year(header, column)) is not None
+        and (amount := _amount(row.values[column])) is not None
+    ]
+    if len(dated) != 2 or dated[0][0] == dated[1][0]:
+        return None
+    (old_year, old, old_amount), (new_year, new, new_amount) = sorted(dated)
+    moved: Direction | None = (
+        "up" if new_amount > old_amount else "down" if new_amount < old_amount else None
+    )
+    verb = {"up": "rose", "down": "fell", None: "was unchanged"}[moved]
+    reading = (
+        f"{_row_name(row)} {verb} from {row.values[old]} in {old_year} "
+        f"to {row.values[new]} in {new_year}"
+    )
+    asked = yes_no_direction(question)
+    if asked is None:
+        return reading
+    return f"{'Yes' if asked == moved else 'No'}: {reading}"
 
 
 def best_quote(question: str, passage: Passage) -> str:
@@ -427,6 +476,8 @@ def _heading_note(passage: Passage) -> str:
 
 
 _TOTAL_RE = re.compile(r"^\W*total\b", re.IGNORECASE)
+# Two periods set against each other, with no word of which way.
+_COMPARED = re.compile(r"\b(?:compared|versus|vs\.?|against|than)\b", re.IGNORECASE)
 # A question that asks which of the named things is the larger.
 _WHICH_LARGER = re.compile(
     r"\b(?:which|whose|who)\b.*\b(?:more|higher|larger|bigger|greater|most|highest|largest)\b"
@@ -452,6 +503,10 @@ def _rows_lead(question: str, rows: list[_Candidate], numbers: list[int]) -> str
         f"{_row_reading(row)} [{number}]" for row, number in zip(rows, numbers, strict=True)
     ]
     lead = "; ".join(readings) + "."
+    change = _change_reading(rows[0], question) if len(rows[0].columns) >= 2 else None
+    if change is not None:
+        # How the first row moved answers first; every row's figures follow.
+        lead = f"{change} [{numbers[0]}]. {lead}"
     # Every row here is a numeric row (the caller's choice), read in its period's column.
     named = [(row.row.label, _amount(row.row.values[row.column or 0])) for row in rows if row.row]
     if len(named) >= 2 and _WHICH_LARGER.search(question) and all(a is not None for _, a in named):

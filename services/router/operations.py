@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
 
+from shared.change_words import GROWTH as _GROWTH
+from shared.change_words import yes_no_direction
 from shared.contracts import AskedOperation
 from shared.metric_catalog import METRICS_BY_ID
 from shared.metric_resolver import FORMULA_INDEX
@@ -35,38 +36,6 @@ _UNITS = re.compile(
     r"|\bhow (?:much|many) (?:more|less|fewer|bigger|smaller|higher|lower)\b",
     re.I,
 )
-# Words of a figure moving up, and down: growth is asked in either, and a yes-or-no question
-# names the direction it asks about.
-_RISING = (
-    r"grow\w*|grew|growth|increas\w*|ris(?:e|es|en|ing)|rose|jump\w*|climb\w*|surg\w*|ramp\w*"
-    r"|soar\w*|(?:went|go|gone|going|moved?) up|doubl\w*|tripl\w*|quadrupl\w*"
-)
-_FALLING = (
-    r"decreas\w*|declin\w*|f[ae]ll|falling|fallen|drop\w*|shr[iu]nk\w*|plung\w*|slump\w*"
-    r"|(?:went|go|gone|going|moved?) down|halv\w*"
-)
-_GROWTH = re.compile(
-    rf"\b(?:{_RISING}|{_FALLING}|up|down|yoy|year[\s-]+(?:over|on)[\s-]+year)\b", re.I
-)
-# A question asked to be answered yes or no opens with its auxiliary verb.
-_YES_NO = re.compile(
-    r"^\s*(?:has|have|had|did|does|do|is|was|were|are|will|would|could|can)\b", re.I
-)
-_UP = re.compile(rf"\b(?:{_RISING}|improv\w*|higher|more)\b", re.I)
-_DOWN = re.compile(rf"\b(?:{_FALLING}|reduc\w*|lower|less)\b", re.I)
-
-
-def _yes_no_direction(question: str) -> Literal["up", "down"] | None:
-    """The direction a yes-or-no question asks about ("Has it increased?"), if it names one
-    and only one."""
-    if not _YES_NO.match(question):
-        return None
-    up, down = bool(_UP.search(question)), bool(_DOWN.search(question))
-    if up == down:
-        return None
-    return "up" if up else "down"
-
-
 _CHANGE = re.compile(
     r"\b(?:chang\w*|differ\w*|gap|delta|swing|by how much|how much (?:more|less)"
     r"|how many more|more|less|fewer)\b",
@@ -136,7 +105,7 @@ def read_operation(
         # Growth is told in percent; a change nobody said how to measure, both ways.
         as_percent = bool(percent) or not units
         in_units = bool(units) or not (percent or growth)
-        direction = _yes_no_direction(question)
+        direction = yes_no_direction(question)
         if direction is not None and not (percent or units):
             # "Did it rise?" is answered with the change both ways, behind the yes or no.
             as_percent = in_units = True
