@@ -21,9 +21,11 @@ FALLING = (
 GROWTH = re.compile(
     rf"\b(?:{RISING}|{FALLING}|up|down|yoy|year[\s-]+(?:over|on)[\s-]+year)\b", re.I
 )
-# A question asked to be answered yes or no opens with its auxiliary verb.
+# A question asked to be answered yes or no opens with its auxiliary verb, or puts it first
+# after what it is about ("Google Network revenues: did they fall?").
 YES_NO = re.compile(
-    r"^\s*(?:has|have|had|did|does|do|is|was|were|are|will|would|could|can)\b", re.I
+    r"(?:^|[:;?]\s+)\s*(?:has|have|had|did|does|do|is|was|were|are|will|would|could|can)\b",
+    re.I,
 )
 _UP = re.compile(rf"\b(?:{RISING}|improv\w*|higher|more)\b", re.I)
 _DOWN = re.compile(rf"\b(?:{FALLING}|reduc\w*|lower|less)\b", re.I)
@@ -32,7 +34,7 @@ _DOWN = re.compile(rf"\b(?:{FALLING}|reduc\w*|lower|less)\b", re.I)
 def yes_no_direction(question: str) -> Direction | None:
     """The direction a yes-or-no question asks about ("Has it increased?"), if it names one
     and only one."""
-    if not YES_NO.match(question):
+    if not YES_NO.search(question):
         return None
     up, down = bool(_UP.search(question)), bool(_DOWN.search(question))
     if up == down:

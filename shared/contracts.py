@@ -210,6 +210,9 @@ class Passage(Contract):
     heading: str | None = None
     text: str
     is_table: bool = False
+    # A table's introducing sentence, which the chunk before it ends with ("The following
+    # table presents iPhone net sales and unit sales…:"): what the table is about.
+    caption: str | None = None
     score: float  # reciprocal-rank fusion of the vector and keyword rankings
     link: str | None = None
     # False for a user's own upload: cited as their file, never as a company's filing.

@@ -27,6 +27,11 @@ _FY_RE = re.compile(r"\bfy ?'?(\d\d)\b", re.IGNORECASE)
 
 # Words that carry no topic in a question about a filing: question filler, and the words
 # that name the document or the period rather than what is asked.
+# How the answer is to be given ("give both figures", "2024 vs 2023"), never what it is about.
+REQUEST_WORDS = frozenset({
+    "give", "provide", "please", "show", "list", "both", "figures", "numbers", "amounts",
+    "vs", "versus",
+})  # fmt: skip
 STOP_WORDS = frozenset({
     "the", "a", "an", "of", "in", "on", "for", "to", "and", "or", "is", "are", "was", "were",
     "be", "been", "by", "as", "at", "it", "its", "with", "from", "that", "this", "these",
@@ -38,7 +43,7 @@ STOP_WORDS = frozenset({
     "tell", "me", "number", "amount", "get", "got",
     # Hedges say how exact the answer may be, not what it is about.
     "approximately", "roughly", "around", "nearly", "circa",
-})  # fmt: skip
+}) | REQUEST_WORDS  # fmt: skip
 
 Ask = Literal["figure", "count", "date", "place", "name"]
 
@@ -76,7 +81,9 @@ _ASKS: dict[Ask, re.Pattern[str]] = {
 _MEASURE_RE = re.compile(
     r"\b(?:net sales|revenues?|operating income|net income|income|expenses?|margin|"
     r"backlog|capital expenditures|cash flows?|eps|earnings per share|tax rate|dividends?|"
-    r"headcount|employees)\b",
+    r"headcount|employees|sales|units?|"
+    # An answer asked in a scale is an amount: "in thousands", "(in $M)".
+    r"in (?:thousands|millions|billions)|in \$ ?(?:m|mm|b|bn|k|millions|billions))\b",
     re.IGNORECASE,
 )
 

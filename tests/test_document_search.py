@@ -451,15 +451,30 @@ async def test_a_passage_that_introduces_a_table_brings_the_table_after_it(
 
     result = await search.search(
         pool,
-        SearchDocumentsArgs(
-            query="operating income (loss) by segment as follows", symbols=["AMZN"], limit=3
-        ),
+        SearchDocumentsArgs(query="segment breakdown as follows", symbols=["AMZN"], limit=3),
     )
 
     texts = [p.text for p in result.passages]
     intro = next(i for i, text in enumerate(texts) if text.rstrip().endswith("(in millions):"))
     assert "(3,062)" in texts[intro + 1]
     assert result.passages[intro + 1].page == 26
+    # The table carries the sentence that says what it holds.
+    assert (result.passages[intro + 1].caption or "").endswith(SEGMENT_INTRO)
+
+    # A figure asked is looked for among the tables too, and the table found on its own
+    # carries its introduction as well.
+    asked = await search.search(
+        pool,
+        SearchDocumentsArgs(
+            query="Amazon International segment operating loss in 2017",
+            symbols=["AMZN"],
+            limit=3,
+        ),
+    )
+
+    table = next(p for p in asked.passages if p.is_table)
+    assert "(3,062)" in table.text
+    assert (table.caption or "").endswith(SEGMENT_INTRO)
     assert len(result.passages) == 3
     answer, _ = compose_passages_answer(
         "What operating loss did Amazon's International segment post in 2017?",

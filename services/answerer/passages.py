@@ -77,6 +77,8 @@ PARAGRAPH_SHARE = 0.5  # question words elsewhere in a sentence's paragraph
 CONTEXT_SHARE = 0.5  # question words in a table's heading or header, not its row
 UNASKED_LABEL_SHARE = 1.0  # a row label's words the question does not name ("Total …")
 MISSING_PERIOD_PENALTY = 2.0  # a table by period that lacks the period asked
+BOTH_PERIODS_BONUS = 2.0  # a row holding both periods a comparison asks of it
+UNNAMED_SHARE = 0.5  # question words neither a row nor its table names
 
 
 @dataclass(slots=True)
@@ -123,13 +125,19 @@ def _question(question: str, passages: list[Passage]) -> _Question:
     wordings = asked_wordings(question)
     answers = list(dict.fromkeys(say for w in wordings for say in w.answers))
     also = list(dict.fromkeys(say for w in wordings for say in w.also))
-    named = terms(question, ignore=_company_words(passages))
+    changed = bool(GROWTH.search(question) or _COMPARED.search(question))
+    asked = question
+    if changed and "figure" in asks(question):
+        # Which way a figure moved is asked of it: a row of figures never says "decreased",
+        # and the sentence that does must not outrank the row for that word alone.
+        asked = GROWTH.sub(" ", question)
+    named = terms(asked, ignore=_company_words(passages))
     return _Question(
         text=question,
         terms=named - ask_words(question),
         said=named | terms(" ".join(answers + also)),
         years=asked_years(question),
-        changed=bool(GROWTH.search(question) or _COMPARED.search(question)),
+        changed=changed,
         kinds=asks(question),
         answers=answers,
         also=also,
@@ -254,10 +262,11 @@ def _score(candidate: _Candidate, q: _Question, weights: dict[str, float], count
 
 
 def _table_context(passage: Passage, table: MarkdownTable) -> set[str]:
-    """What a table is about: its section heading, header and row names ("Total net sales"
-    says the rows above it are net sales)."""
+    """What a table is about: its section heading, the sentence introducing it, its header
+    and row names ("Total net sales" says the rows above it are net sales)."""
     labels = [row.label for row in table.rows]
-    return terms(" ".join([passage.heading or "", *table.header_lines, *labels]))
+    about = [passage.heading or "", passage.caption or "", *table.header_lines, *labels]
+    return terms(" ".join(about))
 
 
 def _score_row(c: _Candidate, row: TableRow, q: _Question, weights: dict[str, float]) -> float:
@@ -272,6 +281,9 @@ def _score_row(c: _Candidate, row: TableRow, q: _Question, weights: dict[str, fl
     score = _weight(named, weights) + phrases
     context = _table_context(c.passage, c.table) - c.terms
     score += CONTEXT_SHARE * _weight(q.terms & context, weights)
+    # A thing asked that neither the row nor its table names ("iPhone" of the iPad table's
+    # "Unit sales") says the row is another's.
+    score -= UNNAMED_SHARE * _weight(q.terms - c.terms - context, weights)
     score -= UNASKED_LABEL_SHARE * _weight(terms(row.label) - q.said, weights)
     columns = period_columns(c.table.header, q.years)
     if q.changed and len(columns) == 1 and q.years:
@@ -288,6 +300,9 @@ def _score_row(c: _Candidate, row: TableRow, q: _Question, weights: dict[str, fl
         return 0.0
     c.column = column
     c.columns = [i for i in columns if i < len(row.values) and row.values[i]] or [column]
+    if q.changed and len(c.columns) >= 2:
+        # Two periods set against each other are answered by the row that holds both.
+        score += BOTH_PERIODS_BONUS
     if "figure" in q.kinds:
         score += KIND_BONUS
     elif q.kinds:
@@ -499,8 +514,12 @@ def _amount(written: str) -> float | None:
 def _rows_lead(question: str, rows: list[_Candidate], numbers: list[int]) -> str:
     """ "Europe, 2016: 49,952 [1]; Greater China, 2016: 48,492 [1]." and, when the question
     asks which is the larger, which row it is."""
+    # A row two tables print alike is read once, citing both.
+    cited: dict[str, list[int]] = {}
+    for row, number in zip(rows, numbers, strict=True):
+        cited.setdefault(_row_reading(row), []).append(number)
     readings = [
-        f"{_row_reading(row)} [{number}]" for row, number in zip(rows, numbers, strict=True)
+        f"{reading} {''.join(f'[{n}]' for n in dict.fromkeys(ns))}" for reading, ns in cited.items()
     ]
     lead = "; ".join(readings) + "."
     change = _change_reading(rows[0], question) if len(rows[0].columns) >= 2 else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +23,13 @@ import numpy.typing as npt
 
 from services.tools.tool_deps import ToolDeps
 from shared.answer_spans import asked_thing, squarely_answered
+from shared.change_words import GROWTH
 from shared.contracts import Passage, Source, ToolResult
 from shared.db import ACT_AS_SQL
 from shared.embeddings import Embedder
 from shared.english import possessive
 from shared.filing_text import (
+    REQUEST_WORDS,
     MarkdownTable,
     asked_wordings,
     asked_years,
@@ -146,9 +148,19 @@ WITH vector_hits AS (
         WHERE $2 <> '' AND tsv @@ query AND {where}
         ORDER BY weight DESC LIMIT $3
     ) matching
+), table_hits AS (
+    SELECT id, row_number() OVER (ORDER BY weight DESC, id) AS rank
+    FROM (
+        SELECT id, ts_rank_cd(tsv, query) AS weight
+        FROM chunks c, to_tsquery('english', $2) query
+        WHERE $6::float8 > 0 AND $2 <> '' AND c.is_table AND tsv @@ query AND {where}
+        ORDER BY weight DESC LIMIT $3
+    ) matching
 ), fused AS (
-    SELECT id, coalesce(1.0 / ($5 + v.rank), 0) + coalesce(1.0 / ($5 + k.rank), 0) AS score
+    SELECT id, coalesce(1.0 / ($5 + v.rank), 0) + coalesce(1.0 / ($5 + k.rank), 0)
+               + $6::float8 * coalesce(1.0 / ($5 + t.rank), 0) AS score
     FROM vector_hits v FULL OUTER JOIN keyword_hits k USING (id)
+         FULL OUTER JOIN table_hits t USING (id)
 )
 SELECT f.score, c.document_id, c.chunk_index, c.page, c.page_end, c.heading, c.text, c.is_table,
        c.collection, c.symbol, c.form, c.fiscal_year, c.fiscal_quarter, c.period_end,
@@ -177,6 +189,44 @@ ORDER BY c.document_id, i.chunk_index, c.chunk_index
 # A passage ending in a colon introduces what follows it, with the table's scale after the
 # colon at times ("… was as follows:\n\n(In millions)").
 _INTRODUCES = re.compile(r":\s*(?:\([^()\n]{1,60}\)\s*)?$")
+# The chunk before each table, whose last paragraph may introduce it.
+CHUNKS_BEFORE_SQL = """
+SELECT i.document_id, i.chunk_index, c.text
+FROM unnest($1::uuid[], $2::int[]) AS i(document_id, chunk_index)
+JOIN chunks c ON c.document_id = i.document_id AND c.chunk_index = i.chunk_index - 1
+WHERE NOT c.is_table
+"""
+_PARAGRAPHS = re.compile(r"\n\s*\n")
+MAX_CAPTION_CHARS = 400
+
+
+def introduction(text: str) -> str | None:
+    """The last paragraph of a prose chunk when it introduces what follows ("The following
+    table presents iPhone net sales…:"), else None."""
+    last = _PARAGRAPHS.split(text.strip())[-1].strip()
+    if not _INTRODUCES.search(last) or len(last) > MAX_CAPTION_CHARS:
+        return None
+    return " ".join(last.split())
+
+
+async def table_captions(conn: Any, rows: list[Any]) -> dict[tuple[Any, int], str]:
+    """Each table row's introducing sentence, by (document id, chunk index): the chunker
+    keeps a table a chunk of its own, so what it is about ("iPhone") may be said only in
+    the sentence before it, whose chunk is another."""
+    tables = [row for row in rows if row["is_table"]]
+    if not tables:
+        return {}
+    before = await conn.fetch(
+        CHUNKS_BEFORE_SQL,
+        [row["document_id"] for row in tables],
+        [row["chunk_index"] for row in tables],
+    )
+    return {
+        (row["document_id"], row["chunk_index"]): caption
+        for row in before
+        if (caption := introduction(row["text"])) is not None
+    }
+
 
 # How many of the searched chunks hold each query word: the words most of them hold
 # ("revenue" in a 10-K) say nothing of which chunk answers, and ts_rank_cd, which knows no
@@ -272,7 +322,7 @@ def keyword_query(text: str, filtered: Collection[str] = ()) -> str:
     extra += " " + " ".join(say for w in asked_wordings(text) for say in w.answers)
     # "FY2016" is written "2016" (or "fiscal 2016") in filings.
     text = _FISCAL_YEAR_RE.sub(r"\1", f"{text} {extra}".lower())
-    noise = _QUERY_NOISE | set(filtered)
+    noise = _QUERY_NOISE | REQUEST_WORDS | set(filtered)
     words = [w for w in _WORD_RE.findall(text) if w not in noise and len(w) > 1]
     return " | ".join(dict.fromkeys(words))
 
@@ -360,11 +410,14 @@ def figure_ask(query: str, company_words: set[str]) -> FigureAsk | None:
     "Greater China net sales 2024"), or None when it asks for something else."""
     if "figure" not in asks(query):
         return None
-    named = terms(query, ignore=company_words)
+    # How the figure moved ("did it decline") is asked of it, not named by its table.
+    named = terms(GROWTH.sub(" ", query), ignore=company_words)
     return FigureAsk(frozenset(named), tuple(asked_years(query))) if named else None
 
 
-def table_match(ask: FigureAsk, text: str, heading: str | None) -> float:
+def table_match(
+    ask: FigureAsk, text: str, heading: str | None, caption: str | None = None
+) -> float:
     """How well a table chunk holds the figure asked, 0 to 1: a row the question names
     (with the group row above it), under a header with the period asked; the share of the
     question's words the row and what the table is about (heading, header, row names) hold,
@@ -376,7 +429,7 @@ def table_match(ask: FigureAsk, text: str, heading: str | None) -> float:
     if missing_period and header_names_years(table.header):
         return 0.0  # a table by period, without the one asked
     labels = [row.label for row in table.rows]
-    context = terms(" ".join([heading or "", *table.header_lines, *labels]))
+    context = terms(" ".join([heading or "", caption or "", *table.header_lines, *labels]))
     best = 0.0
     for row in table.rows:
         label = terms(row.label)
@@ -388,7 +441,12 @@ def table_match(ask: FigureAsk, text: str, heading: str | None) -> float:
     return best
 
 
-def rerank_tables(query: str, rows: list[Any], limit: int) -> list[tuple[float, Any]]:
+def rerank_tables(
+    query: str,
+    rows: list[Any],
+    limit: int,
+    captions: Mapping[tuple[Any, int], str] | None = None,
+) -> list[tuple[float, Any]]:
     """The fused ranking with the tables that hold the figure asked, the passages that word
     the answer to a common ask as filings do, and those that answer the thing asked
     squarely, lifted; best first, the fused order kept for everything else."""
@@ -405,7 +463,8 @@ def rerank_tables(query: str, rows: list[Any], limit: int) -> list[tuple[float, 
     for row in rows:
         boost = 0.0
         if ask is not None and row["is_table"]:
-            boost = TABLE_BOOST * table_match(ask, row["text"], row["heading"])
+            caption = captions.get((row["document_id"], row["chunk_index"])) if captions else None
+            boost = TABLE_BOOST * table_match(ask, row["text"], row["heading"], caption)
         if answers and any(say in plain(row["text"]) for say in answers):
             boost += WORDING_BOOST
         if (
@@ -427,7 +486,7 @@ def period_label(fiscal_year: int | None, fiscal_quarter: int | None) -> str:
     return f"FY{fiscal_year}"
 
 
-def _passage(row: Any, score: float) -> Passage:
+def _passage(row: Any, score: float, caption: str | None = None) -> Passage:
     document_id = str(row["document_id"])
     # An upload links nowhere: the filing its metadata names may not be what it holds.
     link = row["source_url"] if row["public"] else None
@@ -451,6 +510,7 @@ def _passage(row: Any, score: float) -> Passage:
         heading=row["heading"],
         text=row["text"],
         is_table=row["is_table"],
+        caption=caption,
         score=round(score, 6),
         link=link,
         public=row["public"],
@@ -560,7 +620,7 @@ class DocumentSearch:
                             arguments=args,
                             missing=[f"a document or collection named {args.collection!r}"],
                         )
-            filters = search_filters(args, document_ids, first=6, user_id=user_id)
+            filters = search_filters(args, document_ids, first=7, user_id=user_id)
             keywords = await rare_words(
                 conn,
                 keyword_query(args.query, await _filtered_words(conn, args)),
@@ -576,11 +636,18 @@ class DocumentSearch:
                 CANDIDATES,
                 max(args.limit, RERANK_DEPTH),
                 RRF_K,
+                # A figure asked is looked for among the tables too: a table names its row
+                # once, where prose about it repeats the question's words and outranks it.
+                1.0 if figure_ask(args.query, set()) is not None else 0.0,
                 *filters.values,
             )
-            ranked = rerank_tables(args.query, list(rows), args.limit)
-            ranked = await with_introduced_tables(conn, ranked, args.limit)
-        passages = [_passage(row, score) for score, row in ranked]
+            captions = await table_captions(conn, list(rows))
+            ranked = rerank_tables(args.query, list(rows), args.limit, captions)
+            ranked = await with_introduced_tables(conn, ranked, args.limit, captions)
+        passages = [
+            _passage(row, score, captions.get((row["document_id"], row["chunk_index"])))
+            for score, row in ranked
+        ]
         sources = [
             passage_source(p, row["filed"], row["period_end"])
             for p, (_, row) in zip(passages, ranked, strict=True)
@@ -596,10 +663,14 @@ class DocumentSearch:
 
 
 async def with_introduced_tables(
-    conn: Any, ranked: list[tuple[float, Any]], limit: int
+    conn: Any,
+    ranked: list[tuple[float, Any]],
+    limit: int,
+    captions: dict[tuple[Any, int], str] | None = None,
 ) -> list[tuple[float, Any]]:
     """The ranking with the table each prose passage introduces placed right after it (at
-    its score), when the search did not find that table itself; at most `limit` passages."""
+    its score), when the search did not find that table itself; at most `limit` passages.
+    Each table brought is entered in `captions` under the sentence that introduced it."""
     introducing = [
         row for _, row in ranked if not row["is_table"] and _INTRODUCES.search(row["text"])
     ]
@@ -619,6 +690,9 @@ async def with_introduced_tables(
         if table is not None and (table["document_id"], table["chunk_index"]) not in held:
             held.add((table["document_id"], table["chunk_index"]))
             placed.append((score, table))
+            caption = introduction(row["text"])
+            if captions is not None and caption is not None:
+                captions[(table["document_id"], table["chunk_index"])] = caption
     return placed[:limit]
 
 
