@@ -171,6 +171,16 @@ def decide_intent(candidate: str | None, planning: Planning) -> Decision:
     if "term" in missing:
         # "What's going on with the economy?" is not asking what a term means.
         return Decision("out_of_scope")
+    if (
+        missing == ["company"]
+        and definition.planner == "figures"
+        and not understood.covered
+        and planning.directory.entries
+    ):
+        # A figure of a part nothing read ("Mac net sales", "the North America segment"),
+        # asked of no company: the part is some company's own word, and its filings say
+        # whose. Every filing held is searched; the answer cites the one that holds it.
+        return Decision("document_search", uncovered_figure=not understanding.forms)
     if missing:
         return Decision("clarify", pending=intent if intent in ASKS_BACK else "metric_lookup")
     if intent == "clarify":
