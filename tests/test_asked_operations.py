@@ -53,6 +53,13 @@ ALPHABET_2023 = make_fact(
         ("how many more dollars than before", 1, 2, ("change", False, True)),
         ("how did it change", 1, 2, ("change", True, True)),
         ("how did it grow", 1, 2, ("change", True, False)),
+        ("by how much did it grow", 1, 2, ("change", True, True)),
+        (
+            "by how much did it rise? subtract the first from the second",
+            1,
+            2,
+            ("change", False, True),
+        ),
     ],
 )
 def test_the_arithmetic_asked_is_read_from_its_words_and_the_reading(

@@ -96,6 +96,7 @@ _PARENTHESES = re.compile(r"\s*\([^)]*\)")
 # "Other income/(expense), net" would otherwise read "other income to expense".
 _SLASHED_PARENTHESIS = re.compile(r"\s*/\s*(?=\()|(?<=\))\s*/\s*")
 _BARE_SHARE_LABEL = re.compile(r"(basic|diluted)", re.IGNORECASE)
+_PAID_FOR = re.compile(r"^(?:payments?|cash paid)\s+(?:related to|for|of)\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +165,11 @@ def _phrases(item: LineItem) -> Iterator[str]:
     bare = _PARENTHESES.sub("", described).strip()
     if bare and bare not in (label, described):
         yield bare
+    # A cash flow line names what was paid for after the payment: "Payments related to
+    # repurchases of common stock" is the repurchases.
+    paid_for = _PAID_FOR.sub("", bare)
+    if paid_for and paid_for != bare:
+        yield paid_for
 
 
 def _fits(metric: Metric, item: LineItem, kind: StatementKind) -> bool:

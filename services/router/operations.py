@@ -30,10 +30,13 @@ from shared.contracts import AskedOperation
 from shared.metric_catalog import METRICS_BY_ID
 from shared.metric_resolver import FORMULA_INDEX
 
+_BY_HOW_MUCH = re.compile(r"\bby how much\b", re.I)
 _PERCENT = re.compile(r"%|\bper\s?cent(?:age)?s?\b|\bpct\b|\bpercentage[\s-]?wise\b", re.I)
 _UNITS = re.compile(
     r"\$|\bdollars?\b|\bin (?:absolute|dollar) terms\b|\bamount\b"
-    r"|\bhow (?:much|many) (?:more|less|fewer|bigger|smaller|higher|lower)\b",
+    r"|\bhow (?:much|many) (?:more|less|fewer|bigger|smaller|higher|lower)\b"
+    # "Subtract the 2023 total from the 2024 total" asks the difference itself.
+    r"|\bsubtract\w*",
     re.I,
 )
 _CHANGE = re.compile(
@@ -104,7 +107,8 @@ def read_operation(
         spans = sorted([*growth, *change, *percent, *units])
         # Growth is told in percent; a change nobody said how to measure, both ways.
         as_percent = bool(percent) or not units
-        in_units = bool(units) or not (percent or growth)
+        # "By how much did it grow?" is answered both ways, unless one is named.
+        in_units = bool(units) or not (percent or growth) or bool(_BY_HOW_MUCH.search(question))
         direction = yes_no_direction(question)
         if direction is not None and not (percent or units):
             # "Did it rise?" is answered with the change both ways, behind the yes or no.
