@@ -31,6 +31,8 @@ _FY_RE = re.compile(r"\bfy ?'?(\d\d)\b", re.IGNORECASE)
 REQUEST_WORDS = frozenset({
     "give", "provide", "please", "show", "list", "both", "figures", "numbers", "amounts",
     "vs", "versus",
+    # Which of two is the larger is asked of the figures; no row or sentence names it.
+    "more", "less", "fewer", "higher", "lower", "larger", "smaller", "bigger", "greater",
 })  # fmt: skip
 STOP_WORDS = frozenset({
     "the", "a", "an", "of", "in", "on", "for", "to", "and", "or", "is", "are", "was", "were",
