@@ -31,8 +31,12 @@ _FY_RE = re.compile(r"\bfy ?'?(\d\d)\b", re.IGNORECASE)
 REQUEST_WORDS = frozenset({
     "give", "provide", "please", "show", "list", "both", "figures", "numbers", "amounts",
     "vs", "versus",
-    # Which of two is the larger is asked of the figures; no row or sentence names it.
-    "more", "less", "fewer", "higher", "lower", "larger", "smaller", "bigger", "greater",
+    # A period's end is read apart, like its year ("the year ended December 31").
+    "ended", "ending", "january", "february", "march", "april", "may", "june", "july",
+    "august", "september", "october", "november", "december",
+    # Which of two is the larger is asked of the figures; no row or sentence names it
+    # ("greater" stays: "Greater China" is a name).
+    "more", "less", "fewer", "higher", "lower", "larger", "smaller", "bigger",
 })  # fmt: skip
 STOP_WORDS = frozenset({
     "the", "a", "an", "of", "in", "on", "for", "to", "and", "or", "is", "are", "was", "were",
@@ -83,7 +87,7 @@ _ASKS: dict[Ask, re.Pattern[str]] = {
 _MEASURE_RE = re.compile(
     r"\b(?:net sales|revenues?|operating income|net income|income|expenses?|margin|"
     r"backlog|capital expenditures|cash flows?|eps|earnings per share|tax rate|dividends?|"
-    r"headcount|employees|sales|units?|"
+    r"headcount|employees|sales|units?|loss(?:es)?|profit|"
     # An answer asked in a scale is an amount: "in thousands", "(in $M)".
     r"in (?:thousands|millions|billions)|in \$ ?(?:m|mm|b|bn|k|millions|billions))\b",
     re.IGNORECASE,
@@ -205,7 +209,10 @@ def terms(text: str, ignore: Iterable[str] = ()) -> set[str]:
     return {
         stem(w)
         for w in words(text)
-        if w not in STOP_WORDS and len(w) > 1 and not _YEAR_RE.fullmatch(w)
+        if w not in STOP_WORDS
+        and len(w) > 1
+        and not _YEAR_RE.fullmatch(w)
+        and not (w.isdigit() and len(w) <= 2)  # a day of a month, a note's number
     } - skipped
 
 

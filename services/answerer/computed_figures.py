@@ -280,9 +280,11 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
                     inputs=[_input("later", last), _input("earlier", first)],
                 )
             )
-            # Signed, as the validator holds the difference: "changed by -$5.2 billion".
+            # Signed, as the validator holds the difference: "changed by -$5.2 billion";
+            # also in the statement's scale when both are its cells.
+            said = format_computed_value(difference, last.unit, [last, first])
             sentences.append(
-                f"{opening} changed by {format_value(difference, last.unit)}: "
+                f"{opening} changed by {said}: "
                 f"{format_fact_value(last)} − {format_fact_value(first)}."
             )
         if as_percent and first.value > 0:

@@ -241,6 +241,9 @@ SEARCHED_CHUNKS_SQL = "SELECT count(*) FROM chunks c WHERE {where}"
 # A word more than this share of the searched chunks hold is left out of the keyword query,
 # when the query has rarer words.
 COMMON_WORD_SHARE = 0.15
+# A 10-K states two or three years: a year with no filing of its own held is read from the
+# comparative columns of the filings of the years after it.
+LATER_FILING_YEARS = 2
 
 CATALOG_SQL = "SELECT true FROM documents WHERE collection = $1 LIMIT 1"
 
@@ -355,10 +358,16 @@ class ChunkFilters:
 
 
 def search_filters(
-    args: SearchDocumentsArgs, document_ids: list[str] | None, first: int, user_id: str
+    args: SearchDocumentsArgs,
+    document_ids: list[str] | None,
+    first: int,
+    user_id: str,
+    later_filings: bool = False,
 ) -> ChunkFilters:
     """The WHERE clause over `chunks c` and its values, numbered from `$first`. Only the
-    documents finq ingested for everyone and the asking user's own uploads are searched."""
+    documents finq ingested for everyone and the asking user's own uploads are searched.
+    With `later_filings`, a fiscal year is also found in the filings of the next
+    `LATER_FILING_YEARS` years, in the passages that name it (their comparative columns)."""
     clauses: list[str] = []
     values: list[Any] = []
 
@@ -375,7 +384,14 @@ def search_filters(
         add("c.symbol = ANY({}::text[])", args.symbols)
     if args.forms:
         add("c.form = ANY({}::text[])", args.forms)
-    if args.fiscal_year is not None:
+    if args.fiscal_year is not None and later_filings:
+        add(
+            "(c.fiscal_year IS NULL OR c.fiscal_year BETWEEN {0} AND {0} + "
+            f"{LATER_FILING_YEARS}) AND (c.fiscal_year = {{0}} OR c.temporal @> "
+            "jsonb_build_object('years', jsonb_build_array({0}::int)))",
+            args.fiscal_year,
+        )
+    elif args.fiscal_year is not None:
         # A document of no stated fiscal year (an upload, notes) still counts for the years
         # its passage itself names, from the temporal metadata stored with each chunk.
         add(
@@ -620,27 +636,14 @@ class DocumentSearch:
                             arguments=args,
                             missing=[f"a document or collection named {args.collection!r}"],
                         )
-            filters = search_filters(args, document_ids, first=7, user_id=user_id)
-            keywords = await rare_words(
-                conn,
-                keyword_query(args.query, await _filtered_words(conn, args)),
-                lambda first: search_filters(args, document_ids, first=first, user_id=user_id),
-            )
             # Keep reading the HNSW graph until the filters have let enough rows through.
             await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             await conn.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
-            rows = await conn.fetch(
-                SEARCH_SQL.format(where=filters.where),
-                vector,
-                keywords,
-                CANDIDATES,
-                max(args.limit, RERANK_DEPTH),
-                RRF_K,
-                # A figure asked is looked for among the tables too: a table names its row
-                # once, where prose about it repeats the question's words and outranks it.
-                1.0 if figure_ask(args.query, set()) is not None else 0.0,
-                *filters.values,
-            )
+            rows = await _candidates(conn, args, vector, document_ids, user_id)
+            if not rows and args.fiscal_year is not None:
+                # No filing of the year asked is held: its figures stand in the comparative
+                # columns of the filings after it.
+                rows = await _candidates(conn, args, vector, document_ids, user_id, True)
             captions = await table_captions(conn, list(rows))
             ranked = rerank_tables(args.query, list(rows), args.limit, captions)
             ranked = await with_introduced_tables(conn, ranked, args.limit, captions)
@@ -660,6 +663,37 @@ class DocumentSearch:
             sources=sources,
             missing=missing,
         )
+
+
+async def _candidates(
+    conn: Any,
+    args: SearchDocumentsArgs,
+    vector: Any,
+    document_ids: list[str] | None,
+    user_id: str,
+    later_filings: bool = False,
+) -> list[Any]:
+    """The fused vector and keyword ranking of the chunks the filters let through."""
+
+    def scope(first: int) -> ChunkFilters:
+        return search_filters(args, document_ids, first, user_id, later_filings)
+
+    filters = scope(7)
+    keywords = await rare_words(
+        conn, keyword_query(args.query, await _filtered_words(conn, args)), scope
+    )
+    return await conn.fetch(
+        SEARCH_SQL.format(where=filters.where),
+        vector,
+        keywords,
+        CANDIDATES,
+        max(args.limit, RERANK_DEPTH),
+        RRF_K,
+        # A figure asked is looked for among the tables too: a table names its row once,
+        # where prose about it repeats the question's words and outranks it.
+        1.0 if figure_ask(args.query, set()) is not None else 0.0,
+        *filters.values,
+    )
 
 
 async def with_introduced_tables(

@@ -18,7 +18,14 @@ DEFINITION = IntentDefinition(
             r"|q[1-4]|\d{4}))|\btrad(?:ed|ing)\b|\bquote\b",
             1.5,
         ),
-        cue(r"\b(?:52[\s-]week|all[\s-]time)\b|\bstock\b", 1.0),
+        # "Common stock", "stock-based compensation", "stock repurchases": the shares as
+        # the company accounts for them, not their price.
+        cue(
+            r"\b(?:52[\s-]week|all[\s-]time)\b"
+            r"|(?<!common )(?<!preferred )(?<!treasury )\bstock\b(?![\s-]+(?:based|compensation"
+            r"|repurchase|buyback|awards?|options?|holders?|split|plans?|units?|issued))",
+            1.0,
+        ),
     ),
     examples=(
         "{company} stock price on {date}",
