@@ -152,8 +152,8 @@ WITH vector_hits AS (
     SELECT id, row_number() OVER (ORDER BY weight DESC, id) AS rank
     FROM (
         SELECT id, ts_rank_cd(tsv, query) AS weight
-        FROM chunks c, to_tsquery('english', $2) query
-        WHERE $6::float8 > 0 AND $2 <> '' AND c.is_table AND tsv @@ query AND {where}
+        FROM chunks c, to_tsquery('english', $7) query
+        WHERE $6::float8 > 0 AND $7 <> '' AND c.is_table AND tsv @@ query AND {where}
         ORDER BY weight DESC LIMIT $3
     ) matching
 ), fused AS (
@@ -678,10 +678,9 @@ async def _candidates(
     def scope(first: int) -> ChunkFilters:
         return search_filters(args, document_ids, first, user_id, later_filings)
 
-    filters = scope(7)
-    keywords = await rare_words(
-        conn, keyword_query(args.query, await _filtered_words(conn, args)), scope
-    )
+    filters = scope(8)
+    every_word = keyword_query(args.query, await _filtered_words(conn, args))
+    keywords = await rare_words(conn, every_word, scope)
     return await conn.fetch(
         SEARCH_SQL.format(where=filters.where),
         vector,
@@ -692,6 +691,9 @@ async def _candidates(
         # A figure asked is looked for among the tables too: a table names its row once,
         # where prose about it repeats the question's words and outranks it.
         1.0 if figure_ask(args.query, set()) is not None else 0.0,
+        # Tables by every word: the common ones ("operating", "international") are what
+        # their rows are labelled with.
+        every_word,
         *filters.values,
     )
 
