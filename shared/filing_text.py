@@ -280,7 +280,10 @@ def has_figure(text: str) -> bool:
 # An amount as filings write it: money, a grouped count, a decimal, a scaled number; not a
 # percentage.
 _AMOUNT_RE = re.compile(
-    r"\$\s?\d|\d,\d{3}(?![\d.]*\s?%)|\b\d+\.\d+\b(?!\s?%)|\b\d+ (?:million|billion|thousand)\b"
+    r"\$\s?\d|\d,\d{3}(?![\d.]*\s?%)|\b\d+\.\d+\b(?!\s?%)"
+    # "750 million members" counts people, not money.
+    r"|\b\d+ (?:million|billion|thousand)\b(?!\s+(?:members|users|customers|people|employees"
+    r"|subscribers|accounts|devices|units|shares|square))"
 )
 # A question that asks for a share, a rate or a percentage, which a percentage answers.
 _PERCENT_ASKED_RE = re.compile(

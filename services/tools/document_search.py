@@ -197,13 +197,18 @@ JOIN chunks c ON c.document_id = i.document_id AND c.chunk_index = i.chunk_index
 WHERE NOT c.is_table
 """
 _PARAGRAPHS = re.compile(r"\n\s*\n")
+_SCALE_NOTE = re.compile(r"\([^()\n]{1,60}\)")
 MAX_CAPTION_CHARS = 400
 
 
 def introduction(text: str) -> str | None:
     """The last paragraph of a prose chunk when it introduces what follows ("The following
     table presents iPhone net sales…:"), else None."""
-    last = _PARAGRAPHS.split(text.strip())[-1].strip()
+    paragraphs = _PARAGRAPHS.split(text.strip())
+    last = paragraphs[-1].strip()
+    if _SCALE_NOTE.fullmatch(last) and len(paragraphs) > 1:
+        # "… was as follows:" with the table's scale, "(In millions)", on a line of its own.
+        last = f"{paragraphs[-2].strip()} {last}"
     if not _INTRODUCES.search(last) or len(last) > MAX_CAPTION_CHARS:
         return None
     return " ".join(last.split())
