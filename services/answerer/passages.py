@@ -439,12 +439,17 @@ def search_scope(arguments: ToolArguments, companies: dict[str, str]) -> str:
 
 
 def _chosen(
-    ranked: list[_Candidate], passages: list[Passage], asked: AbstractSet[str] = frozenset()
+    ranked: list[_Candidate],
+    passages: list[Passage],
+    asked: AbstractSet[str] = frozenset(),
+    alternatives: bool = False,
 ) -> list[_Candidate]:
     """The best candidate, and up to two more that score near it: one per table, unless a
     row names something asked (`asked`: the question's topic words) that the rows already
     chosen from its table do not ("Europe or Greater China?": a row each); no sentence
-    twice. Without any match, the search's best passage's first sentence."""
+    twice. With `alternatives` (which of two is the larger), a row that names only what the
+    rows chosen already name gives way to one that names the other. Without any match, the
+    search's best passage's first sentence."""
     if not ranked or ranked[0].score <= 0:
         first = [c for c in ranked if c.passage_index == 0]
         return first[:1]
@@ -453,6 +458,7 @@ def _chosen(
     quoted: set[str] = set()  # sentences already shown, in a quote of their own or another's
     # What the rows chosen from each table name of what was asked.
     tables: dict[tuple[int, int], set[str]] = {}
+    named_by_rows: set[str] = set()
     for candidate in ranked:
         if len(chosen) == MAX_QUOTES or candidate.score < RUNNER_UP_SHARE * best:
             break
@@ -465,7 +471,10 @@ def _chosen(
                 # A row of a table already quoted adds only a part the others do not name;
                 # a total is the sum of the parts, not one of them.
                 continue
+            if alternatives and named and named <= named_by_rows:
+                continue  # the same thing again, from another table
             tables.setdefault(table_key, set()).update(named)
+            named_by_rows |= named
             sentences = [candidate.text]
         else:
             sentences = _quoted_sentences(candidate)
@@ -644,7 +653,9 @@ def compose_passages_answer(
             [],
         )
     asked = _question(question, unique)
-    chosen = _chosen(_ranked_for(asked, unique), unique, asked.terms)
+    chosen = _chosen(
+        _ranked_for(asked, unique), unique, asked.terms, bool(_WHICH_LARGER.search(question))
+    )
     if not chosen:
         # Nothing in the passages reads as sentences or rows: show the best one as it is.
         quote = unique[0].text.strip()[:MAX_QUOTE_CHARS]
