@@ -49,12 +49,23 @@ LAST_FILE = Path(__file__).resolve().parent / "document_questions_last.jsonl"
 # A fifth, written the same way while the third and fourth were being read for their
 # failures; its questions all name their company.
 NEXT_FILE = Path(__file__).resolve().parent / "document_questions_next.jsonl"
+# A sixth, written the same way while the fifth was being read for its failures.
+SIXTH_FILE = Path(__file__).resolve().parent / "document_questions_sixth.jsonl"
 # The router asks search_documents for its default number of passages; the answer is made
 # from those, so hit@k looks exactly as deep as the answerer does.
 PASSAGES_PER_QUESTION = 5
 
-Split = Literal["dev", "heldout", "outside", "fresh", "final", "last", "next"]
-SPLITS: tuple[Split, ...] = ("dev", "heldout", "outside", "fresh", "final", "last", "next")
+Split = Literal["dev", "heldout", "outside", "fresh", "final", "last", "next", "sixth"]
+SPLITS: tuple[Split, ...] = (
+    "dev",
+    "heldout",
+    "outside",
+    "fresh",
+    "final",
+    "last",
+    "next",
+    "sixth",
+)
 Kind = Literal["prose", "table"]
 KINDS: tuple[Kind, ...] = ("prose", "table")
 
@@ -148,7 +159,15 @@ def load_document_questions(
     paths = (
         [path]
         if path is not None
-        else [QUESTIONS_FILE, OUTSIDE_FILE, FRESH_FILE, FINAL_FILE, LAST_FILE, NEXT_FILE]
+        else [
+            QUESTIONS_FILE,
+            OUTSIDE_FILE,
+            FRESH_FILE,
+            FINAL_FILE,
+            LAST_FILE,
+            NEXT_FILE,
+            SIXTH_FILE,
+        ]
     )
     lines = [line for each in paths for line in each.read_text(encoding="utf-8").splitlines()]
     questions = [DocumentQuestion.model_validate_json(line) for line in lines if line.strip()]
