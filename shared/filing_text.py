@@ -22,6 +22,7 @@ from typing import Literal
 STEM = 5  # words are compared by their first letters: "suppliers" ~ "supplier"
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
+_FY_WORD_RE = re.compile(r"fy'?(?:\d{2}|\d{4})")
 _YEAR_RE = re.compile(r"(?<![\d,.$])(?:19|20)\d\d(?!\d|,\d)")
 _FY_RE = re.compile(r"\bfy ?'?(\d\d)\b", re.IGNORECASE)
 
@@ -31,6 +32,8 @@ _FY_RE = re.compile(r"\bfy ?'?(\d\d)\b", re.IGNORECASE)
 REQUEST_WORDS = frozenset({
     "give", "provide", "please", "show", "list", "both", "figures", "numbers", "amounts",
     "vs", "versus",
+        # How the figure is sourced ("as reported", "as stated"), not what it is.
+    "reported", "stated",
     # A period's end is read apart, like its year ("the year ended December 31").
     "ended", "ending", "january", "february", "march", "april", "may", "june", "july",
     "august", "september", "october", "november", "december",
@@ -213,6 +216,7 @@ def terms(text: str, ignore: Iterable[str] = ()) -> set[str]:
         and len(w) > 1
         and not _YEAR_RE.fullmatch(w)
         and not (w.isdigit() and len(w) <= 2)  # a day of a month, a note's number
+        and not _FY_WORD_RE.fullmatch(w)  # "FY2016", "fy16": a period, read apart
     } - skipped
 
 

@@ -54,6 +54,7 @@ ALPHABET_2023 = make_fact(
         ("how did it change", 1, 2, ("change", True, True)),
         ("how did it grow", 1, 2, ("change", True, False)),
         ("by how much did it grow", 1, 2, ("change", True, True)),
+        ("was it lower in the second year than in the first?", 1, 2, ("change", True, True)),
         (
             "by how much did it rise? subtract the first from the second",
             1,

@@ -30,6 +30,9 @@ from shared.contracts import AskedOperation
 from shared.metric_catalog import METRICS_BY_ID
 from shared.metric_resolver import FORMULA_INDEX
 
+_COMPARATIVE = re.compile(
+    r"\b(?:higher|lower|more|less|greater|smaller|bigger|larger)\b(?=.*\bthan\b)", re.I
+)
 _BY_HOW_MUCH = re.compile(r"\bby how much\b", re.I)
 _PERCENT = re.compile(r"%|\bper\s?cent(?:age)?s?\b|\bpct\b|\bpercentage[\s-]?wise\b", re.I)
 _UNITS = re.compile(
@@ -102,9 +105,11 @@ def read_operation(
     if companies == 1 and (periods == 2 or (periods > 2 and _WHOLE_SPAN.search(question))):
         growth, change = _spans(_GROWTH, question), _spans(_CHANGE, question)
         percent, units = _spans(_PERCENT, question), _spans(_UNITS, question)
-        if not (growth or change or percent):
+        # "Was it lower in 2019 than in 2018?" asks the change, in one direction.
+        comparing = _spans(_COMPARATIVE, question) if yes_no_direction(question) else []
+        if not (growth or change or percent or comparing):
             return None, []
-        spans = sorted([*growth, *change, *percent, *units])
+        spans = sorted([*growth, *change, *percent, *units, *comparing])
         # Growth is told in percent; a change nobody said how to measure, both ways.
         as_percent = bool(percent) or not units
         # "By how much did it grow?" is answered both ways, unless one is named.

@@ -246,6 +246,10 @@ SEARCHED_CHUNKS_SQL = "SELECT count(*) FROM chunks c WHERE {where}"
 # A word more than this share of the searched chunks hold is left out of the keyword query,
 # when the query has rarer words.
 COMMON_WORD_SHARE = 0.15
+# How much a table's rank among the tables counts beside its ranks among all chunks, when a
+# figure is asked: enough to bring a table prose outranks into view, not enough for every
+# table to outrank the sentence that states the figure.
+TABLE_RANK_WEIGHT = 0.5
 # A 10-K states two or three years: a year with no filing of its own held is read from the
 # comparative columns of the filings of the years after it.
 LATER_FILING_YEARS = 2
@@ -695,7 +699,7 @@ async def _candidates(
         RRF_K,
         # A figure asked is looked for among the tables too: a table names its row once,
         # where prose about it repeats the question's words and outranks it.
-        1.0 if figure_ask(args.query, set()) is not None else 0.0,
+        TABLE_RANK_WEIGHT if figure_ask(args.query, set()) is not None else 0.0,
         # Tables by every word: the common ones ("operating", "international") are what
         # their rows are labelled with.
         every_word,
