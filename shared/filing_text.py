@@ -34,6 +34,10 @@ REQUEST_WORDS = frozenset({
     "vs", "versus",
         # How the figure is sourced ("as reported", "as stated"), not what it is.
     "reported", "stated",
+    # How a figure came about ("the revenue LinkedIn brought", "the margin it generated"):
+    # no row says it, and "generate" would match "General and administrative".
+    "generate", "generated", "generates", "generating", "bring", "brings", "brought",
+    "post", "posted", "book", "booked", "spend", "spent",
     # A period's end is read apart, like its year ("the year ended December 31").
     "ended", "ending", "january", "february", "march", "april", "may", "june", "july",
     "august", "september", "october", "november", "december",

@@ -278,15 +278,12 @@ def _score_row(c: _Candidate, row: TableRow, q: _Question, weights: dict[str, fl
     if not named and not phrases:
         return 0.0
     assert c.table is not None
-    # The sentence introducing the table names what all its rows are of ("…presents iPhone
-    # net sales and unit sales…"), as a group row names the rows under it.
-    captioned = (q.terms & terms(c.passage.caption or "")) - named
-    score = _weight(named | captioned, weights) + phrases
-    context = _table_context(c.passage, c.table) - c.terms - captioned
+    score = _weight(named, weights) + phrases
+    context = _table_context(c.passage, c.table) - c.terms
     score += CONTEXT_SHARE * _weight(q.terms & context, weights)
     # A thing asked that neither the row nor its table names ("iPhone" of the iPad table's
     # "Unit sales") says the row is another's.
-    score -= UNNAMED_SHARE * _weight(q.terms - c.terms - captioned - context, weights)
+    score -= UNNAMED_SHARE * _weight(q.terms - c.terms - context, weights)
     score -= UNASKED_LABEL_SHARE * _weight(terms(row.label) - q.said, weights)
     columns = period_columns(c.table.header, q.years)
     if q.changed and len(columns) == 1 and q.years:

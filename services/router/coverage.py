@@ -67,7 +67,7 @@ FILLER_WORDS = frozenset(
         "which how much many and or also then now just only still again same "
         "number figure value amount level metric metrics data info information "
         "fiscal year years fy quarter quarters period periods ended ending end "
-        "inc corp corporation co ltd plc llc nasdaq nyse ticker stock shares share common "
+        "inc corp corporation co ltd plc llc nasdaq nyse ticker stock shares share "
         "usd dollars dollar million millions billion billions thousand thousands "
         "was there any ok okay so well hey hi thanks thank then side by "
         "bigger larger greater smaller lower higher more less "
