@@ -22,7 +22,7 @@ GROWTH = re.compile(
     rf"\b(?:{RISING}|{FALLING}|up|down|yoy|year[\s-]+(?:over|on)[\s-]+year)\b", re.I
 )
 # A question asked to be answered yes or no opens with its auxiliary verb, or puts it first
-# after what it is about ("Google Network revenues: did they fall?").
+# after what it is about ("Cloud sales: did they fall?").
 YES_NO = re.compile(
     r"(?:^|[:;?]\s+)\s*(?:has|have|had|did|does|do|is|was|were|are|will|would|could|can)\b",
     re.I,

@@ -38,7 +38,7 @@ REQUEST_WORDS = frozenset({
     # no row says it, and "generate" would match "General and administrative".
     "generate", "generated", "generates", "generating", "bring", "brings", "brought",
     "post", "posted", "book", "booked", "spend", "spent",
-    # A period's end is read apart, like its year ("the year ended December 31").
+    # A period's end is read apart, like its year ("the twelve months ended June 30").
     "ended", "ending", "january", "february", "march", "april", "may", "june", "july",
     "august", "september", "october", "november", "december",
     # Which of two is the larger is asked of the figures; no row or sentence names it

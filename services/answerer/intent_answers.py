@@ -53,7 +53,7 @@ def compose_unavailable(errors: list[ToolError], companies: list[str]) -> str:
 
 
 def compose_trend(facts: list[Fact]) -> list[str]:
-    """ "From fiscal 2019 to fiscal 2023, Apple's revenue went from $260.2 billion to $383.3
+    """ "Between fiscal 2019 and fiscal 2023, Apple's revenue went from $260.2 billion to $383.3
     billion; its highest was $394.3 billion in fiscal 2022." — one sentence per company and
     figure held for three or more periods; only fetched figures are named."""
     series: dict[tuple[str, str, str], list[Fact]] = defaultdict(list)

@@ -165,8 +165,8 @@ def _phrases(item: LineItem) -> Iterator[str]:
     bare = _PARENTHESES.sub("", described).strip()
     if bare and bare not in (label, described):
         yield bare
-    # A cash flow line names what was paid for after the payment: "Payments related to
-    # repurchases of common stock" is the repurchases.
+    # A cash flow line names what was paid for after the payment: "Payments for buying
+    # back shares" is the buyback itself.
     paid_for = _PAID_FOR.sub("", bare)
     if paid_for and paid_for != bare:
         yield paid_for

@@ -38,7 +38,7 @@ _PERCENT = re.compile(r"%|\bper\s?cent(?:age)?s?\b|\bpct\b|\bpercentage[\s-]?wis
 _UNITS = re.compile(
     r"\$|\bdollars?\b|\bin (?:absolute|dollar) terms\b|\bamount\b"
     r"|\bhow (?:much|many) (?:more|less|fewer|bigger|smaller|higher|lower)\b"
-    # "Subtract the 2023 total from the 2024 total" asks the difference itself.
+    # Asked to subtract one year's figure from the other's: the difference itself.
     r"|\bsubtract\w*",
     re.I,
 )
@@ -105,7 +105,8 @@ def read_operation(
     if companies == 1 and (periods == 2 or (periods > 2 and _WHOLE_SPAN.search(question))):
         growth, change = _spans(_GROWTH, question), _spans(_CHANGE, question)
         percent, units = _spans(_PERCENT, question), _spans(_UNITS, question)
-        # "Was it lower in 2019 than in 2018?" asks the change, in one direction.
+        # A yes-or-no "lower than" or "higher than" between two years asks the change, in
+        # one direction.
         comparing = _spans(_COMPARATIVE, question) if yes_no_direction(question) else []
         if not (growth or change or percent or comparing):
             return None, []

@@ -144,7 +144,7 @@ _DATE = (
 )
 _MONTH_OF_YEAR = rf"\b(?P<my_m>{_MONTH_NAME})\s+(?:of\s+)?(?P<my_y>{_YEAR4})\b"
 _DATE_PATTERN = re.compile(_DATE, re.IGNORECASE)
-# A duration ended on a day or in a month: "the fiscal year ended September 28, 2024",
+# A duration ended on a day or in a month: "the fiscal year ended Sept. 28, 2024",
 # "three months ended March 30, 2024", "nine-month period ended June 29, 2024", "the
 # quarter ending in June 2024".
 _ENDED_PATTERN = re.compile(

@@ -357,7 +357,7 @@ def growth_metrics(question: str, metrics: list[str], years: list[int]) -> list[
     chosen: list[str] = []
     for metric in metrics:
         if metric in _GROWTH_BASE and len(years) == 2:
-            # "Revenue growth from fiscal 2023 to fiscal 2024": the change between the two
+            # Revenue growth asked between two fiscal years: the change between the two
             # years of the figure it is the growth of, computed with its working.
             metric = _GROWTH_BASE[metric]
         if _CAGR_WORDS.search(question):
