@@ -6,8 +6,8 @@ answer in it. By the kind of answer the question asks (`shared.filing_text.asks`
 a count, a date, a name), every span of that kind in the sentence is a candidate, and the
 one nearest the words the question and the sentence share is the answer: in "On September
 26 the Company had 463 retail stores in 24 countries", a count asked of "retail stores" is
-463, neither the 26 of the date nor the 24 countries. Nothing is reworded: each span is the filing's own text,
-so the validator holds its numbers to the passage like the quote's.
+463, neither the 26 of the date nor the 24 countries. Nothing is reworded: each span is the
+filing's own text, so the validator holds its numbers to the passage like the quote's.
 """
 
 from __future__ import annotations

@@ -798,7 +798,7 @@ def command_eval_golden(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.split in ("fresh", "final", "last", "next", "sixth"):
+    if args.split in ("fresh", "final", "last", "next", "sixth", "seventh"):
         print(
             f"{args.split} is a split of the document questions: finq eval documents",
             file=sys.stderr,
@@ -1268,7 +1268,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--split",
-        choices=["dev", "heldout", "outside", "fresh", "final", "last", "next", "sixth", "all"],
+        choices=[
+            "dev",
+            "heldout",
+            "outside",
+            "fresh",
+            "final",
+            "last",
+            "next",
+            "sixth",
+            "seventh",
+            "all",
+        ],
         default="all",
         help="dev (the questions rules are tuned on), heldout (never tuned on), outside "
         "(written outside the project), fresh, final and last (documents: a second, third "

@@ -51,11 +51,13 @@ LAST_FILE = Path(__file__).resolve().parent / "document_questions_last.jsonl"
 NEXT_FILE = Path(__file__).resolve().parent / "document_questions_next.jsonl"
 # A sixth, written the same way while the fifth was being read for its failures.
 SIXTH_FILE = Path(__file__).resolve().parent / "document_questions_sixth.jsonl"
+# A seventh, written the same way while the sixth was being read for its failures.
+SEVENTH_FILE = Path(__file__).resolve().parent / "document_questions_seventh.jsonl"
 # The router asks search_documents for its default number of passages; the answer is made
 # from those, so hit@k looks exactly as deep as the answerer does.
 PASSAGES_PER_QUESTION = 5
 
-Split = Literal["dev", "heldout", "outside", "fresh", "final", "last", "next", "sixth"]
+Split = Literal["dev", "heldout", "outside", "fresh", "final", "last", "next", "sixth", "seventh"]
 SPLITS: tuple[Split, ...] = (
     "dev",
     "heldout",
@@ -65,6 +67,7 @@ SPLITS: tuple[Split, ...] = (
     "last",
     "next",
     "sixth",
+    "seventh",
 )
 Kind = Literal["prose", "table"]
 KINDS: tuple[Kind, ...] = ("prose", "table")
@@ -167,6 +170,7 @@ def load_document_questions(
             LAST_FILE,
             NEXT_FILE,
             SIXTH_FILE,
+            SEVENTH_FILE,
         ]
     )
     lines = [line for each in paths for line in each.read_text(encoding="utf-8").splitlines()]
