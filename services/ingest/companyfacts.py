@@ -701,7 +701,7 @@ def _one_figure(earlier: float, later: float) -> bool:
     """Whether a later filing's figure is the earlier one, restated in nothing but form: the
     same, its sign or units slip corrected (NVIDIA's FY2013 10-K gave FY2011 income taxes
     paid as 1,071,000 where its FY2011 10-K had -1,071,000), or rounded to a coarser unit
-    (NVIDIA's FY2016 10-K, in millions, repeats FY2014 interest expense of 10,443,000 as
+    (the 10-K NVIDIA filed for FY2016, in millions, repeats FY2014 interest expense of 10,443,000 as
     10,000,000)."""
     if earlier in (later, -later) or _scale_apart(earlier, later):
         return True

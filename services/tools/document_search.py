@@ -431,7 +431,7 @@ class FigureAsk:
 
 
 def figure_ask(query: str, company_words: set[str]) -> FigureAsk | None:
-    """The figure a query asks for ("Apple's iPhone net sales for fiscal 2024?",
+    """The figure a query asks for ("iPhone net sales at Apple, fiscal 2024?",
     "Greater China net sales 2024"), or None when it asks for something else."""
     if "figure" not in asks(query):
         return None
