@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from services.control.document_eval import load_document_questions
+from services.control.eval_splits import DOCUMENT_ONLY_SPLITS
 from services.control.evaluation import load_split
 from services.ingest.statement_metrics import STATEMENT_LABELS
 from shared.metric_catalog import CATALOG
@@ -96,7 +97,7 @@ def unseen_questions() -> list[tuple[str, str, str]]:
     documents = [
         (f"documents {q.split}", q.id, q.question)
         for q in load_document_questions()
-        if q.split in (*UNSEEN_SPLITS, "fresh", "final", "last", "next", "sixth", "seventh")
+        if q.split in (*UNSEEN_SPLITS, *DOCUMENT_ONLY_SPLITS)
     ]
     return golden + documents
 

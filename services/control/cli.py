@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 from pydantic import SecretStr
 
+from services.control.eval_splits import DOCUMENT_ONLY_SPLITS, DOCUMENT_SPLITS
 from services.control.portfolio_commands import (
     add_ask_identity,
     add_portfolio_commands,
@@ -798,7 +799,7 @@ def command_eval_golden(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.split in ("fresh", "final", "last", "next", "sixth", "seventh"):
+    if args.split in DOCUMENT_ONLY_SPLITS:
         print(
             f"{args.split} is a split of the document questions: finq eval documents",
             file=sys.stderr,
@@ -1268,22 +1269,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--split",
-        choices=[
-            "dev",
-            "heldout",
-            "outside",
-            "fresh",
-            "final",
-            "last",
-            "next",
-            "sixth",
-            "seventh",
-            "all",
-        ],
+        choices=[*DOCUMENT_SPLITS, "all"],
         default="all",
         help="dev (the questions rules are tuned on), heldout (never tuned on), outside "
-        "(written outside the project), fresh, final and last (documents: a second, third "
-        "and fourth outside split), or all",
+        "(written outside the project), the documents' later outside splits "
+        f"({', '.join(DOCUMENT_ONLY_SPLITS)}), or all",
     )
     evaluate.add_argument(
         "--write-levels",

@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from services.control.eval_splits import DOCUMENT_SPLITS, DocumentSplit
 from services.control.retrieval_eval import (
     RankedHit,
     RetrievalQuestion,
@@ -57,18 +58,8 @@ SEVENTH_FILE = Path(__file__).resolve().parent / "document_questions_seventh.jso
 # from those, so hit@k looks exactly as deep as the answerer does.
 PASSAGES_PER_QUESTION = 5
 
-Split = Literal["dev", "heldout", "outside", "fresh", "final", "last", "next", "sixth", "seventh"]
-SPLITS: tuple[Split, ...] = (
-    "dev",
-    "heldout",
-    "outside",
-    "fresh",
-    "final",
-    "last",
-    "next",
-    "sixth",
-    "seventh",
-)
+Split = DocumentSplit
+SPLITS = DOCUMENT_SPLITS
 Kind = Literal["prose", "table"]
 KINDS: tuple[Kind, ...] = ("prose", "table")
 

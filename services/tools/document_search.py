@@ -648,11 +648,14 @@ class DocumentSearch:
             # Keep reading the HNSW graph until the filters have let enough rows through.
             await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             await conn.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
-            rows = await _candidates(conn, args, vector, document_ids, user_id)
+            every_word = keyword_query(args.query, await _filtered_words(conn, args))
+            rows = await _candidates(conn, args, vector, every_word, document_ids, user_id)
             if not rows and args.fiscal_year is not None:
                 # No filing of the year asked is held: its figures stand in the comparative
                 # columns of the filings after it.
-                rows = await _candidates(conn, args, vector, document_ids, user_id, True)
+                rows = await _candidates(
+                    conn, args, vector, every_word, document_ids, user_id, later_filings=True
+                )
             captions = await table_captions(conn, list(rows))
             ranked = rerank_tables(args.query, list(rows), args.limit, captions)
             ranked = await with_introduced_tables(conn, ranked, args.limit, captions)
@@ -678,17 +681,18 @@ async def _candidates(
     conn: Any,
     args: SearchDocumentsArgs,
     vector: Any,
+    every_word: str,
     document_ids: list[str] | None,
     user_id: str,
     later_filings: bool = False,
 ) -> list[Any]:
-    """The fused vector and keyword ranking of the chunks the filters let through."""
+    """The fused vector and keyword ranking of the chunks the filters let through;
+    `every_word` is the query's keyword query before its common words are left out."""
 
     def scope(first: int) -> ChunkFilters:
         return search_filters(args, document_ids, first, user_id, later_filings)
 
     filters = scope(8)
-    every_word = keyword_query(args.query, await _filtered_words(conn, args))
     keywords = await rare_words(conn, every_word, scope)
     return await conn.fetch(
         SEARCH_SQL.format(where=filters.where),
