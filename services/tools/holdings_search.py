@@ -3,14 +3,23 @@ then one search of each company's filings, the passages gathered in one result."
 
 from __future__ import annotations
 
-from services.tools.portfolio import largest_holdings
+from services.tools.portfolio import AccountNotFound, largest_holdings
 from services.tools.tool_deps import ToolDeps
-from shared.contracts import ToolResult
+from shared.contracts import ToolError, ToolResult
 from shared.tools import SEARCH_HOLDINGS_DOCUMENTS, SearchDocumentsArgs, SearchHoldingsDocumentsArgs
 
 
 async def run(args: SearchHoldingsDocumentsArgs, deps: ToolDeps) -> ToolResult:
-    symbols, facts, sources = await largest_holdings(deps.user_book, args)
+    try:
+        symbols, facts, sources = await largest_holdings(deps.user_book, args)
+    except AccountNotFound as problem:
+        # An account the user does not have (or none yet) is their answer, as for every
+        # portfolio tool, not a failure of the stage to retry.
+        return ToolResult(
+            tool=SEARCH_HOLDINGS_DOCUMENTS,
+            arguments=args,
+            error=ToolError(code=problem.code, message=problem.message),
+        )
     result = ToolResult(
         tool=SEARCH_HOLDINGS_DOCUMENTS, arguments=args, facts=facts, sources=sources
     )
