@@ -13,7 +13,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.control.servers import free_port, port_is_open
+from services.control.servers import free_ports, port_is_open
 from services.control.supervisor import ServiceProcess, Supervisor
 from shared.subjects import TOOLS_COMPLETED, Stage
 from tests.conftest import Servers, own_finq
@@ -91,7 +91,8 @@ def answer_reply(text: str) -> ScriptedReply:
 async def test_each_stage_serves_its_own_metrics_and_they_move_with_its_work(
     servers: Servers, tmp_path: Path, span_capture: OtlpCapture
 ) -> None:
-    ports = {stage: free_port() for stage in STAGES}
+    # Chosen together, so no two stages are handed the same port.
+    ports = dict(zip(STAGES, free_ports(len(STAGES)), strict=True))
     # The model's first answer has a wrong figure: the validator sends it back once.
     async with (
         OpenAIStandIn([answer_reply(WRONG), answer_reply(RIGHT)]) as model,
