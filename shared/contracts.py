@@ -562,6 +562,35 @@ class Citation(Contract):
     page: int | None = None  # a document passage's page: answers cite the page
 
 
+class AnswerTableRow(Contract):
+    """One row of an answer's table: a period (or a company, or a figure) and its cells."""
+
+    label: str  # "FY2021", "Apple"
+    # Each cell as the answer writes it ("$16.7 billion", "52.7%"), None where no figure is
+    # held; one per column after the first.
+    cells: list[str | None]
+
+
+class AnswerTable(Contract):
+    """Several years or several figures at a glance, beneath a short lead. Every number in
+    it is checked by the validator like a number in the text."""
+
+    caption: str  # "NVIDIA, fiscal 2021–2025"
+    columns: list[str]  # the header: the row label's first ("Fiscal year"), then one per figure
+    rows: list[AnswerTableRow]
+
+
+class Working(Contract):
+    """How one computed figure was reached: shown behind a "how it was computed" disclosure,
+    not in the prose."""
+
+    figure: str  # "NVIDIA's revenue growth, fiscal 2022"
+    # The formula with its inputs and result, as written for a reader:
+    # "(revenue $26.9 billion / fiscal 2021 revenue $16.7 billion − 1) × 100 = 61.4%"
+    text: str
+    source_id: str  # the computed fact's source, whose inputs are in `Fact.inputs`
+
+
 GenerationMode = Literal["deterministic", "llm"]
 
 
@@ -588,6 +617,9 @@ class AnswerDrafted(Contract):
     needs_clarification: bool = False
     clarifying_question: str | None = None
     chart: dict[str, Any] | None = None  # Vega-Lite, for a series or a comparison
+    # Several years or figures: the lead in `answer`, the figures here, the working apart.
+    table: AnswerTable | None = None
+    workings: list[Working] = Field(default_factory=list)
     suggestions: list[str] = Field(default_factory=list)  # questions to ask next
     generation: Generation = Field(default_factory=Generation)
     # The template answer, kept beside a model's so the validator can fall back to it.
@@ -634,6 +666,8 @@ class AnswerValidated(Contract):
     validation: Validation
     route: RouteSummary | None = None
     chart: dict[str, Any] | None = None
+    table: AnswerTable | None = None
+    workings: list[Working] = Field(default_factory=list)
     suggestions: list[str] = Field(default_factory=list)
     generation: Generation = Field(default_factory=Generation)
 
@@ -893,6 +927,10 @@ class AskResponse(BaseModel):
     route: RouteSummary | None = None
     # A Vega-Lite chart of a series or comparison, and questions to ask next.
     chart: dict[str, Any] | None = None
+    # Several years or figures: a short lead in `answer`, the figures in `table`, and how
+    # each computed figure was reached in `workings`.
+    table: AnswerTable | None = None
+    workings: list[Working] = Field(default_factory=list)
     suggestions: list[str] = Field(default_factory=list)
     # Template or model, and what a model cost.
     generation: Generation = Field(default_factory=Generation)
@@ -915,6 +953,8 @@ class AskResponse(BaseModel):
             trace_id=trace_id,
             route=shown.route,
             chart=shown.chart,
+            table=shown.table,
+            workings=shown.workings,
             suggestions=shown.suggestions,
             generation=shown.generation,
         )
