@@ -4,6 +4,7 @@ or crashes its parser fails with the reason, and the process that asked lives on
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ TIGHT = ParserLimits(seconds=2.0, memory_bytes=512 * 1024 * 1024, cpu_seconds=4)
 
 # Stand-ins for a parser meeting a hostile file; module-level so the child can import them.
 def parser_that_hangs(path: Path, **_: Any) -> ParsedDocument:
-    time.sleep(60)
+    threading.Event().wait()  # blocks until the parent kills the child
     raise AssertionError("not reached")
 
 

@@ -13,6 +13,7 @@ import hashlib
 import multiprocessing
 import os
 import stat
+import threading
 import time
 from collections.abc import AsyncIterator, Collection, Iterator
 from dataclasses import dataclass
@@ -318,7 +319,7 @@ TIGHT = ImportLimits(seconds=2.0, memory_bytes=512 * 1024 * 1024, cpu_seconds=4)
 
 # Stand-ins for the reader meeting a hostile file; module-level so the child can import them.
 def reader_that_hangs(data: bytes, known: Collection[str]) -> ParsedActivity:
-    time.sleep(60)
+    threading.Event().wait()  # blocks until the parent kills the child
     raise AssertionError("not reached")
 
 

@@ -173,7 +173,7 @@ async def test_a_server_that_cannot_start_again_is_tried_again_later(tmp_path: P
 async def test_finq_status_tells_a_running_a_zombie_and_a_dead_process_apart(
     tmp_path: Path,
 ) -> None:
-    running = spawn("import time; time.sleep(120)")
+    running = spawn("import signal; signal.pause()")  # runs until killed
     zombie = spawn("pass")  # exits, and is never waited for
     dead = spawn("pass")
     dead.wait()  # exited and reaped: its pid names nothing now
@@ -319,7 +319,9 @@ def test_a_pipeline_nice_of_zero_runs_every_stage_alike(tmp_path: Path) -> None:
 
 
 def test_lowering_a_priority_reaches_the_process_and_its_session_group() -> None:
-    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import signal; signal.pause()"], start_new_session=True
+    )
     try:
         lower_priority(child.pid, 7)
         assert os.getpriority(os.PRIO_PROCESS, child.pid) == 7
