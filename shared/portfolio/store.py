@@ -9,6 +9,12 @@ error of the row that sells. Any error and nothing is stored; else the import, t
 accounts it names and every row are written in one transaction. The same file (its
 SHA-256) is imported once per user; sent again, it is recognized and nothing is stored.
 
+An import can be undone: its rows go, with the accounts only it named, and the file may be
+imported again. Nothing derived is stored (positions, lots, cost basis and cash are
+replayed from the rows on every read), so what remains is consistent once it replays: the
+remaining rows are replayed through the ledger first, as an import's are, and an undo that
+would leave a later sale selling shares no longer bought is refused, naming that sale.
+
 Every read and write acts for one user (`shared.db.acting_as`, or a transaction that set
 `app.user_id`): row-level security shows the services' role that user's rows only, and the
 queries say `user_id = finq_acting_user()` too, because the owner, who runs the operator's
@@ -19,11 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import asyncpg
 from pydantic import BaseModel, Field
@@ -215,15 +222,27 @@ def _replay(stored: Sequence[Activity], new: Sequence[Activity]) -> list[RowProb
         key=lambda entry: entry[:3],
     )
     replayed = [entry[3] for entry in ordered]
+    if found := _first_oversold([item.activity for item in replayed]):
+        place, error = found
+        return [_oversold_problem(error, replayed[place], new)]
+    return []
+
+
+def _first_oversold(ordered: Sequence[Activity]) -> tuple[int, OversoldError] | None:
+    """The first sale of more than is held when `ordered` is replayed in exactly this order
+    (its place in it, and the ledger's error), or None.
+
+    Each activity takes its place in the order as its `row` for the replay: the ledger
+    orders a day's rows by `row`, which would otherwise mix rows of different files."""
     renumbered = [
-        item.activity.model_copy(update={"row": place})
-        for place, item in enumerate(replayed, start=1)
+        activity.model_copy(update={"row": place})
+        for place, activity in enumerate(ordered, start=1)
     ]
     try:
         Ledger.build(renumbered)
     except OversoldError as error:
-        return [_oversold_problem(error, replayed[error.row - 1], new)]
-    return []
+        return error.row - 1, error
+    return None
 
 
 def _oversold_problem(error: OversoldError, sale: _Replayed, new: Sequence[Activity]) -> RowProblem:
@@ -332,9 +351,10 @@ async def _ensure_accounts(
     return {row["name"]: row["id"] for row in rows}
 
 
-# Every row of the acting user's activity, as Activity's fields, with where it came from.
+# Every row of the acting user's activity, as Activity's fields, with where it came from
+# (its import and that import's file), but for the rows of one import when an undo asks.
 _ACTIVITY_SQL = """
-SELECT activity.* FROM (
+SELECT activity.*, i.file_name AS import_file_name FROM (
     SELECT t.row, a.name AS account, a.kind AS account_kind, t.side AS kind, t.trade_date,
            t.settlement_date, t.symbol, t.quantity, t.price, t.fees, t.amount,
            NULL::text AS to_account, NULL::text AS to_account_kind, t.currency,
@@ -356,9 +376,10 @@ SELECT activity.* FROM (
 JOIN portfolio_imports i ON i.id = activity.import_id
 WHERE ($1::text IS NULL OR activity.account = $1 OR activity.to_account = $1)
   AND ($2::date IS NULL OR activity.trade_date <= $2)
+  AND ($3::uuid IS NULL OR activity.import_id <> $3)
 ORDER BY activity.trade_date, i.imported_at, i.id, activity.row
 """
-_NOT_ACTIVITY_FIELDS = ("import_id",)
+_NOT_ACTIVITY_FIELDS = ("import_id", "import_file_name")
 
 
 async def load_activities(
@@ -373,12 +394,29 @@ async def load_activities(
 async def _load_stored(
     db: Database, account: str | None = None, until: date | None = None
 ) -> list[Activity]:
-    rows = await db.fetch(_ACTIVITY_SQL, account, until)
-    activities: list[Activity] = []
+    return [stored.activity for stored in await _load_stored_rows(db, account, until)]
+
+
+@dataclass(frozen=True)
+class _StoredRow:
+    """A stored activity and the file it was imported from."""
+
+    activity: Activity
+    file_name: str
+
+
+async def _load_stored_rows(
+    db: Database,
+    account: str | None = None,
+    until: date | None = None,
+    without_import: uuid.UUID | None = None,
+) -> list[_StoredRow]:
+    rows = await db.fetch(_ACTIVITY_SQL, account, until, without_import)
+    stored: list[_StoredRow] = []
     for row in rows:
         values = {k: v for k, v in dict(row).items() if k not in _NOT_ACTIVITY_FIELDS}
-        activities.append(Activity.model_validate(values))
-    return activities
+        stored.append(_StoredRow(Activity.model_validate(values), row["import_file_name"]))
+    return stored
 
 
 async def list_accounts(db: Database) -> list[Account]:
@@ -394,3 +432,148 @@ async def load_instruments(db: Database) -> dict[str, Instrument]:
     """finq's reference list of instruments, by symbol (the same for every user)."""
     rows = await db.fetch("SELECT symbol, name, asset_class FROM instruments ORDER BY symbol")
     return {row["symbol"]: Instrument(**dict(row)) for row in rows}
+
+
+class ImportSummary(BaseModel):
+    """One file the user imported, as GET /v1/portfolio/imports lists it."""
+
+    id: str
+    file_name: str
+    file_kind: Literal["activity_csv"] = Field(
+        default="activity_csv",
+        description="The format it was read as: finq's activity CSV "
+        "(shared/portfolio/csv_format.py), the one kind finq imports",
+    )
+    accounts: list[str] = Field(description="The accounts its rows name, by name")
+    rows: int = Field(description="The rows it stored")
+    created_at: datetime = Field(description="When it was imported")
+    status: Literal["imported"] = Field(
+        default="imported",
+        description="Every import listed is held in full: an import is all or nothing, and "
+        "an undone one is removed with its rows",
+    )
+
+
+class UndoneImport(BaseModel):
+    """DELETE /v1/portfolio/imports/{id}: what undoing the import removed."""
+
+    import_id: str
+    file_name: str
+    rows_removed: int = Field(description="Its trades, income and transfers")
+    accounts_removed: list[str] = Field(
+        description="Accounts that only its rows named, removed with them"
+    )
+
+
+class ImportNotFound(LookupError):
+    """No import of that id among the acting user's own."""
+
+
+class UndoRefused(Exception):
+    """Undoing the import would leave the remaining rows inconsistent (see the module)."""
+
+    code = "undo_would_oversell"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+_IMPORTS_SQL = """
+SELECT i.id::text AS id, i.file_name, i.rows, i.imported_at AS created_at,
+       ARRAY(
+           SELECT a.name FROM accounts a
+           WHERE a.id IN (
+               SELECT account_id FROM trades WHERE import_id = i.id
+               UNION SELECT account_id FROM income WHERE import_id = i.id
+               UNION SELECT account_id FROM transfers WHERE import_id = i.id
+               UNION SELECT to_account_id FROM transfers WHERE import_id = i.id
+           )
+           ORDER BY a.name
+       ) AS accounts
+FROM portfolio_imports i
+WHERE i.user_id = finq_acting_user()
+ORDER BY i.imported_at DESC, i.id
+LIMIT $1 OFFSET $2
+"""
+_IMPORT_COUNT_SQL = "SELECT count(*) FROM portfolio_imports WHERE user_id = finq_acting_user()"
+
+
+async def list_imports(db: Database, limit: int, offset: int) -> tuple[list[ImportSummary], int]:
+    """The acting user's imports, newest first (`limit` of them from `offset`), and how many
+    there are in all."""
+    rows = await db.fetch(_IMPORTS_SQL, limit, offset)
+    total = (await db.fetch(_IMPORT_COUNT_SQL))[0][0]
+    return [ImportSummary(**dict(row)) for row in rows], total
+
+
+_IMPORT_OF_USER_SQL = """
+SELECT file_name FROM portfolio_imports WHERE user_id = finq_acting_user() AND id = $1
+FOR UPDATE
+"""
+# The accounts the import's rows name, before they go: the ones no other row names then go
+# with them (an account exists because an import named it).
+_IMPORT_ACCOUNTS_SQL = """
+SELECT account_id FROM trades WHERE import_id = $1
+UNION SELECT account_id FROM income WHERE import_id = $1
+UNION SELECT account_id FROM transfers WHERE import_id = $1
+UNION SELECT to_account_id FROM transfers WHERE import_id = $1 AND to_account_id IS NOT NULL
+"""
+_DELETE_IMPORT_ROWS_SQL = [
+    f"DELETE FROM {table} WHERE user_id = finq_acting_user() AND import_id = $1"
+    for table in ("trades", "income", "transfers")
+]
+_DELETE_IMPORT_SQL = "DELETE FROM portfolio_imports WHERE user_id = finq_acting_user() AND id = $1"
+_DELETE_UNUSED_ACCOUNTS_SQL = """
+DELETE FROM accounts a
+WHERE a.user_id = finq_acting_user() AND a.id = ANY($1::uuid[])
+  AND NOT EXISTS (SELECT 1 FROM trades t WHERE t.account_id = a.id)
+  AND NOT EXISTS (SELECT 1 FROM income n WHERE n.account_id = a.id)
+  AND NOT EXISTS (
+      SELECT 1 FROM transfers r WHERE r.account_id = a.id OR r.to_account_id = a.id
+  )
+RETURNING a.name
+"""
+
+
+async def undo_import(pool: asyncpg.Pool, user_id: str, import_id: str) -> UndoneImport:
+    """Undo one of `user_id`'s imports (see the module): ImportNotFound when they have no
+    import of that id, UndoRefused when what remains would not replay."""
+    try:
+        wanted = uuid.UUID(import_id)
+    except ValueError:
+        raise ImportNotFound(import_id) from None
+    async with acting_as(pool, user_id).acquire() as conn:
+        # One at a time with the user's imports: each is checked against what the other left.
+        await conn.execute(_IMPORT_LOCK_SQL, user_id)
+        file_name = await conn.fetchval(_IMPORT_OF_USER_SQL, wanted)
+        if file_name is None:
+            raise ImportNotFound(import_id)
+        remaining = await _load_stored_rows(conn, without_import=wanted)
+        # Off the event loop, as an import's replay: a long history takes its time.
+        found = await asyncio.to_thread(_first_oversold, [row.activity for row in remaining])
+        if found is not None:
+            place, error = found
+            raise UndoRefused(_undo_problem(file_name, remaining[place], error))
+        accounts = [row[0] for row in await conn.fetch(_IMPORT_ACCOUNTS_SQL, wanted)]
+        removed = 0
+        for statement in _DELETE_IMPORT_ROWS_SQL:
+            removed += int((await conn.execute(statement, wanted)).split()[-1])
+        await conn.execute(_DELETE_IMPORT_SQL, wanted)
+        gone = await conn.fetch(_DELETE_UNUSED_ACCOUNTS_SQL, accounts)
+    return UndoneImport(
+        import_id=str(wanted),
+        file_name=file_name,
+        rows_removed=removed,
+        accounts_removed=sorted(row["name"] for row in gone),
+    )
+
+
+def _undo_problem(file_name: str, sale: _StoredRow, error: OversoldError) -> str:
+    sold = sale.activity
+    return (
+        f"undoing {file_name} would leave a later sale without its shares: row {sold.row} of "
+        f"{sale.file_name} sells {_plain(error.asked)} {error.symbol} on {sold.trade_date}, "
+        f"but {error.account} would hold only {_plain(error.held)} then; undo {sale.file_name} "
+        "first"
+    )
