@@ -1,0 +1,83 @@
+"""`finq companies` prints what finq holds of each company as aligned plain-text columns
+(services/control/company_table.py): a header, then one company a line; a dash for what is
+not held; a sentence when nothing is."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from services.control.company_table import company_table
+from shared.company_holdings import (
+    CompanyHoldings,
+    DocumentsHeld,
+    FiguresHeld,
+    FiscalYearEnd,
+    PricesHeld,
+)
+
+APPLE = CompanyHoldings(
+    symbol="AAPL",
+    name="Apple Inc.",
+    display_name="Apple",
+    tickers=["AAPL"],
+    cik="0000320193",
+    fiscal_year_end=FiscalYearEnd(month=9, day=26),
+    figures=FiguresHeld(
+        first_fiscal_year=2007,
+        last_fiscal_year=2026,
+        fiscal_years=list(range(2007, 2027)),
+        annual_fiscal_years=list(range(2007, 2026)),
+        values=12000,
+    ),
+    prices=PricesHeld(first_day=date(1980, 12, 12), last_day=date(2025, 6, 30)),
+    documents=DocumentsHeld(filings=12, uploads=1),
+    edgar_filings=300,
+)
+AMAZON = CompanyHoldings(
+    symbol="AMZN",
+    name="Amazon",
+    display_name="Amazon",
+    tickers=["AMZN"],
+    cik=None,
+    fiscal_year_end=None,
+    figures=None,
+    prices=PricesHeld(first_day=date(1997, 5, 15), last_day=date(2025, 6, 30)),
+    documents=DocumentsHeld(filings=0, uploads=0),
+    edgar_filings=0,
+)
+
+
+def test_each_company_is_a_line_of_aligned_columns_under_the_header() -> None:
+    lines = company_table([AMAZON, APPLE]).splitlines()
+
+    assert lines[0].split() == [
+        "COMPANY",
+        "TICKERS",
+        "CIK",
+        "FY",
+        "ENDS",
+        "FISCAL",
+        "YEARS",
+        "PRICES",
+        "FILINGS",
+        "UPLOADS",
+    ]
+    amazon, apple = lines[1], lines[2]
+    assert amazon.startswith("Amazon ") and apple.startswith("Apple (Apple Inc.) ")
+    assert "0000320193" in apple and "Sep 26" in apple and "FY2007-FY2026 (20)" in apple
+    assert "1980-12-12 to 2025-06-30" in apple
+    assert apple.split()[-2:] == ["12", "1"]
+    # What is not held is a dash, in its column.
+    cells = amazon.split()
+    assert cells[:5] == ["Amazon", "AMZN", "-", "-", "-"]
+    # Every column starts where its header does.
+    for header in ("TICKERS", "CIK", "FY ENDS", "PRICES"):
+        column = lines[0].index(header)
+        assert amazon[column - 1] == apple[column - 1] == " "
+        assert amazon[column] != " " and apple[column] != " "
+    # Counts align on their right edge.
+    assert len(amazon) == len(apple) == len(lines[0])
+
+
+def test_no_company_held_is_said_in_a_sentence() -> None:
+    assert company_table([]).startswith("no companies held yet")
