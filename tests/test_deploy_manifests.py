@@ -44,7 +44,7 @@ from pydantic_settings import BaseSettings
 from services.answerer.settings import AnswererSettings
 from services.control.cli import build_parser
 from services.control.settings import ControlSettings
-from services.gateway.app import create_app
+from services.gateway.app import create_app, served_paths
 from services.gateway.settings import GatewaySettings
 from services.ingest.settings import IngestSettings
 from services.router.settings import RouterSettings
@@ -530,7 +530,7 @@ def test_compose_starts_stages_after_migrate_completes_and_postgres_and_nats_are
 
 
 def test_the_gateway_probes_paths_its_app_serves(compose, k8s):
-    paths = {getattr(route, "path", None) for route in create_app(GatewaySettings()).routes}
+    paths = served_paths(create_app(GatewaySettings()))
     gateway = main_container(objects(k8s, "Deployment")["gateway"])
     assert gateway["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert gateway["livenessProbe"]["httpGet"]["path"] == "/healthz"
@@ -815,7 +815,7 @@ def test_prometheus_scrapes_the_gateway_and_every_stage_that_serves_metrics(comp
 
     expected: dict[tuple[str, int], str] = {}
     gateway_env = compose_env(services["gateway"])
-    gateway_paths = {getattr(r, "path", None) for r in create_app(GatewaySettings()).routes}
+    gateway_paths = served_paths(create_app(GatewaySettings()))
     assert "/metrics" in gateway_paths
     expected[("gateway", int(gateway_env["FINQ_GATEWAY_PORT"]))] = "/metrics"
     for stage in STAGES:
