@@ -29,11 +29,13 @@ from services.gateway.request_metrics import add_request_metrics
 from services.gateway.routes import (
     admin,
     ask,
+    companies,
     conversations,
     documents,
     health,
     metrics,
     portfolio,
+    portfolio_imports,
     requests,
     traces,
 )
@@ -65,6 +67,8 @@ ROUTERS: tuple[APIRouter, ...] = (
     admin.router,
     documents.router,
     portfolio.router,
+    portfolio_imports.router,
+    companies.router,
     metrics.router,
     health.router,
 )
