@@ -4,6 +4,7 @@
 
 import { ApiError, api, ask, auth, onUnauthorized, upload } from "./api.js";
 import { renderChart } from "./chart.js";
+import { showCompanies } from "./companies.js";
 import { h, replaceChildren, s, safeUrl } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
@@ -85,11 +86,12 @@ function afterIdentityChange() {
   state.catalog = null;
   loadConversations();
   if (!$("view-portfolio").hidden) loadPortfolio();
+  if (!$("view-companies").hidden) loadCompanies();
 }
 
 // --- views --------------------------------------------------------------------------
 
-const VIEWS = ["chat", "documents", "metrics", "portfolio"];
+const VIEWS = ["chat", "companies", "documents", "metrics", "portfolio"];
 
 function showView(name, { focus = false } = {}) {
   if (!VIEWS.includes(name)) name = "chat";
@@ -100,8 +102,9 @@ function showView(name, { focus = false } = {}) {
   }
   if (name === "metrics") loadCatalog();
   if (name === "portfolio") loadPortfolio();
+  if (name === "companies") loadCompanies();
   if (focus) {
-    const first = { chat: "question", documents: "upload-file", metrics: "metric-query", portfolio: "portfolio-heading" }[name];
+    const first = { chat: "question", companies: "companies-heading", documents: "upload-file", metrics: "metric-query", portfolio: "portfolio-heading" }[name];
     const el = $(first);
     if (el.tabIndex < 0 && !["INPUT", "TEXTAREA", "SELECT", "BUTTON"].includes(el.tagName)) el.tabIndex = -1;
     el.focus();
@@ -753,6 +756,13 @@ async function loadPortfolio() {
   } catch (error) {
     status.textContent = `Accounts could not be loaded: ${error.message}`;
   }
+}
+
+// --- companies ----------------------------------------------------------------------
+
+// A company's question starts a conversation of its own, as a metric's does.
+function loadCompanies() {
+  showCompanies($("company-list"), $("companies-status"), (text) => askQuestion(text, { newConversation: true }));
 }
 
 // --- wiring -------------------------------------------------------------------------
