@@ -1,6 +1,7 @@
-"""What crosses a process is typed: no field of a message in shared/contracts.py is a free
-`dict[str, Any]` (or `Any`), but for an external format kept as JSON, each named here with
-why. Tool arguments, the route and what the router read are typed models."""
+"""What crosses a process is typed: no field of a message in shared/contracts.py (nor of an
+HTTP body, services/gateway/http_models.py) is a free `dict[str, Any]` (or `Any`), but for
+an external format kept as JSON, each named here with why. Tool arguments, the route and
+what the router read are typed models."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from shared.tools import (
     SearchDocumentsArgs,
 )
 
-CONTRACTS = Path(__file__).resolve().parents[1] / "shared" / "contracts.py"
+REPO = Path(__file__).resolve().parents[1]
+# The stages' messages, and the gateway's HTTP bodies.
+CONTRACTS = (REPO / "shared" / "contracts.py", REPO / "services" / "gateway" / "http_models.py")
 
 # (class, field): why it may stay free JSON.
 EXTERNAL_JSON = {
@@ -32,9 +35,9 @@ EXTERNAL_JSON = {
 
 
 def free_json_fields() -> set[tuple[str, str]]:
-    tree = ast.parse(CONTRACTS.read_text())
     found: set[tuple[str, str]] = set()
-    for node in ast.walk(tree):
+    nodes = [node for path in CONTRACTS for node in ast.walk(ast.parse(path.read_text()))]
+    for node in nodes:
         if not isinstance(node, ast.ClassDef):
             continue
         for statement in node.body:

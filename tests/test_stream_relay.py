@@ -14,6 +14,7 @@ import asyncpg
 import pytest
 from starlette.types import Message
 
+from services.gateway.http_models import AskResponse, ErrorBody
 from services.gateway.streaming import (
     KEEPALIVE_FRAME,
     EventStreamResponse,
@@ -25,8 +26,6 @@ from services.gateway.streaming import (
 )
 from shared import subjects
 from shared.contracts import (
-    AskResponse,
-    ErrorBody,
     RoutedSummary,
     StageEvent,
     ValidatedSummary,

@@ -19,15 +19,13 @@ from services.gateway.conversations import (
     load_history,
 )
 from services.gateway.dependencies import ApiError, GatewayDeps
+from services.gateway.http_models import AskRequest, AskResponse, ErrorBody
 from services.gateway.inputs import question_problem
 from shared import subjects
 from shared.contracts import (
     AnswerValidated,
-    AskRequest,
-    AskResponse,
     ConversationTurn,
     Envelope,
-    ErrorBody,
     QuestionAsked,
     StageFailed,
     new_deadline,

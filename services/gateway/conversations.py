@@ -9,15 +9,13 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from shared.contracts import (
-    AnswerValidated,
+from services.gateway.http_models import (
     AskResponse,
     ConversationDetail,
     ConversationMessage,
     ConversationSummary,
-    ConversationTurn,
-    Understood,
 )
+from shared.contracts import AnswerValidated, ConversationTurn, Understood
 
 TITLE_CHARS = 80
 

@@ -24,10 +24,10 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from services.gateway.http_models import ErrorBody
 from services.gateway.streaming import MEDIA_TYPE as EVENT_STREAM
 from services.gateway.streaming import STREAM_EVENTS
 from services.gateway.uploads import ALLOWED_TYPES
-from shared.contracts import ErrorBody
 
 DESCRIPTIONS = {
     400: "The body could not be read (broken multipart or JSON framing)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from shared.contracts import RequestLog
+from services.gateway.http_models import RequestLog
 
 REQUEST_LOG_SQL = """
 SELECT request_id, conversation_id, question, intent, decided_by, route, tools, validation,

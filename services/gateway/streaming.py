@@ -37,8 +37,9 @@ from pydantic import BaseModel, ValidationError
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from services.gateway.http_models import AskResponse, ErrorBody
 from shared import subjects
-from shared.contracts import AskResponse, ErrorBody, StageEvent, StageEventKind
+from shared.contracts import StageEvent, StageEventKind
 from shared.outages import is_transient
 
 log = structlog.get_logger("finq.gateway")

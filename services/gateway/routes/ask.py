@@ -18,6 +18,7 @@ from services.gateway.asking import (
     submit_question,
 )
 from services.gateway.dependencies import Caller, Deps
+from services.gateway.http_models import AskRequest, AskResponse
 from services.gateway.openapi import error_responses
 from services.gateway.streaming import (
     EventStreamResponse,
@@ -25,7 +26,6 @@ from services.gateway.streaming import (
     StreamAccepted,
     answer_frames,
 )
-from shared.contracts import AskRequest, AskResponse
 from shared.telemetry import extract_context, tracer
 
 ASK_PATH = "/v1/ask"

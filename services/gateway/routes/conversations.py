@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query
 
 from services.gateway.conversations import list_conversations, read_conversation
 from services.gateway.dependencies import ApiError, Caller, Deps, PathId
+from services.gateway.http_models import ConversationDetail, ConversationList
 from services.gateway.openapi import error_responses
-from shared.contracts import ConversationDetail, ConversationList
 from shared.db import acting_as
 
 router = APIRouter()

@@ -9,10 +9,11 @@ from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse
 
 from services.gateway.dependencies import ApiError, Caller, Deps, PathId
+from services.gateway.http_models import DocumentJob
 from services.gateway.inputs import file_name_problem
 from services.gateway.openapi import error_responses
 from services.gateway.uploads import UploadRejected, accept_upload, read_document
-from shared.contracts import LINE_PATTERN, DocumentJob
+from shared.contracts import LINE_PATTERN
 from shared.db import acting_as
 
 DOCUMENTS_PATH = "/v1/documents"

@@ -9,8 +9,8 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from services.gateway.dependencies import Deps, error_response
+from services.gateway.http_models import ErrorBody
 from shared import bus
-from shared.contracts import ErrorBody
 
 router = APIRouter()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from services.gateway.dependencies import ApiError, Caller, Deps, PathId
+from services.gateway.http_models import RequestLog
 from services.gateway.openapi import error_responses
 from services.gateway.request_log import read_request_log
-from shared.contracts import RequestLog
 from shared.db import acting_as
 
 router = APIRouter()
