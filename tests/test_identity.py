@@ -148,6 +148,39 @@ async def test_a_conversation_is_listed_and_continued_by_its_owner_only(
     assert owner.json()["conversation_id"] == alice_rows.conversation_id
 
 
+async def test_only_the_owner_lists_and_undoes_their_portfolio_import(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    activity = f"date,account,action,amount\n2024-01-02,Savings {os.urandom(3).hex()},deposit,100\n"
+    imported = await client.post(
+        "/v1/portfolio/import",
+        content=activity.encode(),
+        headers={**bearer(people.alice), "Content-Type": "text/csv"},
+    )
+    assert imported.status_code == 200, imported.text
+    path = f"/v1/portfolio/imports/{imported.json()['import_id']}"
+
+    def listed(response: httpx.Response) -> set[str]:
+        assert response.status_code == 200, response.text
+        return {i["id"] for i in response.json()["imports"]}
+
+    for headers in (bearer(people.bob), {}):
+        assert path.rsplit("/", 1)[1] not in listed(
+            await client.get("/v1/portfolio/imports", headers=headers)
+        )
+        other = await client.delete(path, headers=headers)
+        assert other.status_code == 404, other.text
+        assert set(other.json()) == {"code", "message"}
+    for key in ("finq_" + "A" * 43, people.revoked):
+        refused = await client.delete(path, headers=bearer(key))
+        assert refused.status_code == 401 and refused.json()["code"] == "unauthorized"
+    assert path.rsplit("/", 1)[1] in listed(
+        await client.get("/v1/portfolio/imports", headers=bearer(people.alice))
+    )
+    owner = await client.delete(path, headers=bearer(people.alice))
+    assert owner.status_code == 200, owner.text
+
+
 @pytest.fixture(scope="module")
 def gateway_requiring_keys(
     finq: RunningFinq, tmp_path_factory: pytest.TempPathFactory
@@ -171,6 +204,9 @@ async def test_when_keys_are_required_a_request_without_one_is_refused_everywher
         ("GET", "/v1/conversations"),
         ("POST", "/v1/ask"),
         ("POST", "/v1/documents"),
+        ("GET", "/v1/companies"),
+        ("GET", "/v1/portfolio/imports"),
+        ("DELETE", "/v1/portfolio/imports/00000000-0000-0000-0000-000000000000"),
     ]
     for method, path in calls:
         response = await strict_client.request(
