@@ -167,19 +167,19 @@ async def test_the_imports_are_listed_newest_first_a_page_at_a_time(
     assert oldest["accounts"] == ["Brokerage", "Roth IRA"] and oldest["rows"] == 5
 
 
-@pytest.mark.parametrize(
-    ("method", "path", "params"),
-    [
-        ("GET", "/v1/portfolio/imports", {"limit": 0}),
-        ("GET", "/v1/portfolio/imports", {"offset": -1}),
-        ("DELETE", "/v1/portfolio/imports/not-an-import", {}),
-        ("DELETE", "/v1/portfolio/imports/0000000000000000000000000000000g", {}),
-    ],
-)
-async def test_a_page_or_an_id_out_of_shape_is_a_422(
-    client: httpx.AsyncClient, method: str, path: str, params: dict[str, int]
+@pytest.mark.parametrize("params", [{"limit": 0}, {"limit": 101}, {"offset": -1}])
+async def test_a_page_out_of_bounds_is_a_422(
+    client: httpx.AsyncClient, params: dict[str, int]
 ) -> None:
-    response = await client.request(method, path, params=params)
+    response = await client.get("/v1/portfolio/imports", params=params)
 
     assert response.status_code == 422, response.text
     assert response.json()["code"] == "invalid_request"
+
+
+@pytest.mark.parametrize("import_id", ["not-an-import", "null", "0000000000000000000000000000000g"])
+async def test_an_id_that_is_no_import_is_a_404(client: httpx.AsyncClient, import_id: str) -> None:
+    response = await client.delete(f"/v1/portfolio/imports/{import_id}")
+
+    assert response.status_code == 404, response.text
+    assert response.json()["code"] == "import_not_found"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
-from services.gateway.dependencies import ApiError, Caller, Deps
+from services.gateway.dependencies import ApiError, Caller, Deps, PathId
 from services.gateway.openapi import error_responses
 from shared.db import acting_as
 from shared.portfolio.store import (
@@ -21,14 +21,6 @@ from shared.portfolio.store import (
 )
 
 IMPORTS_PATH = "/v1/portfolio/imports"
-# An import's id as finq makes it (a UUID, as the list shows it), and nothing else.
-ImportId = Annotated[
-    str,
-    Path(
-        pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
-        description="The import's id, as GET /v1/portfolio/imports lists it",
-    ),
-]
 
 
 class ImportList(BaseModel):
@@ -72,11 +64,13 @@ async def portfolio_imports(
         },
     },
 )
-async def undo_portfolio_import(import_id: ImportId, deps: Deps, caller: Caller) -> UndoneImport:
+async def undo_portfolio_import(import_id: PathId, deps: Deps, caller: Caller) -> UndoneImport:
     """Undo an import: its trades, income and transfers are removed, with the accounts
     only it named, and everything derived (positions, lots, cost basis, cash) is replayed
     from the rows that remain. The same file may then be imported again. Refused with 409
     when a later import sells shares this one bought."""
+    # The id is taken as any id in a path is: an import's is a UUID, and anything else
+    # names no import of the caller's (404), as a document's id does.
     try:
         return await undo_import(deps.pool, caller, import_id)
     except ImportNotFound:
