@@ -26,6 +26,7 @@ from services.control.servers import (
 )
 from services.control.supervisor import Supervisor
 from shared.embeddings import MiniLMEmbedder
+from shared.metric_resolver import MetricResolver
 from shared.subjects import Stage
 from tests.helpers import wait_until
 from tests.otlp_capture import OtlpCapture
@@ -71,6 +72,13 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
 def minilm() -> MiniLMEmbedder:
     """The bundled MiniLM, loaded once for every test that embeds (about six seconds)."""
     return MiniLMEmbedder.load()
+
+
+@pytest.fixture(scope="session")
+def minilm_resolver(minilm: MiniLMEmbedder) -> MetricResolver:
+    """The catalog's resolver with MiniLM's vectors of every alias, embedded once for the
+    tests that only read it (embedding the catalog takes seconds)."""
+    return MetricResolver.from_catalog(embedder=minilm)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from shared.embeddings import MiniLMEmbedder
 from shared.metric_catalog import CATALOG, CATEGORIES, METRICS_BY_ID
 from shared.metric_resolver import MetricResolver, UnknownMetricPhrase
 
@@ -121,8 +120,8 @@ def test_names_written_any_way_resolve_without_embeddings_and_never_to_a_wrong_m
     assert wrong == []
 
 
-def test_paraphrases_resolve_with_the_minilm_fallback(minilm: MiniLMEmbedder) -> None:
-    resolver = MetricResolver.from_catalog(embedder=minilm)
+def test_paraphrases_resolve_with_the_minilm_fallback(minilm_resolver: MetricResolver) -> None:
+    resolver = minilm_resolver
     phrases = known_phrases()
     top1, wrong, refused = score(resolver, phrases)
     # Measured: 94.3% overall, six wrong answers, all paraphrases (bench/metric_resolver.py).

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from shared.embeddings import MiniLMEmbedder
 from shared.metric_catalog import CATALOG, METRICS_BY_ID, Metric
 from shared.metric_resolver import (
     MetricResolver,
@@ -163,9 +162,9 @@ def test_resolution_without_fallbacks_refuses_a_typo(resolver: MetricResolver) -
     ],
 )
 def test_paraphrases_resolve_by_embedding_similarity(
-    minilm: MiniLMEmbedder, phrase: str, metric: str
+    minilm_resolver: MetricResolver, phrase: str, metric: str
 ) -> None:
-    resolver = MetricResolver.from_catalog(embedder=minilm)
+    resolver = minilm_resolver
     resolution = resolver.resolve(phrase)
     assert (resolution.metric_id, resolution.method) == (metric, "embedding")
     assert resolution.confidence >= resolver.embedding_threshold
@@ -173,18 +172,21 @@ def test_paraphrases_resolve_by_embedding_similarity(
 
 @pytest.mark.parametrize("phrase", ["weather", "favorite color", "market share", "headcount"])
 def test_embedding_fallback_refuses_phrases_that_are_no_metric(
-    minilm: MiniLMEmbedder, phrase: str
+    minilm_resolver: MetricResolver, phrase: str
 ) -> None:
-    resolver = MetricResolver.from_catalog(embedder=minilm)
+    resolver = minilm_resolver
     with pytest.raises(UnknownMetricPhrase) as caught:
         resolver.resolve(phrase)
     assert len(caught.value.closest) == 3
 
 
-def test_embedding_needs_a_clear_lead_over_the_next_metric(minilm: MiniLMEmbedder) -> None:
-    resolver = MetricResolver.from_catalog(embedder=minilm)
+def test_embedding_needs_a_clear_lead_over_the_next_metric(
+    minilm_resolver: MetricResolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resolver = minilm_resolver
     assert resolver.embedding("debt load") is not None
-    resolver.embedding_min_lead = 0.5  # no paraphrase leads its runner-up by that much
+    # No paraphrase leads its runner-up by that much (set back after the test: it is shared).
+    monkeypatch.setattr(resolver, "embedding_min_lead", 0.5)
     assert resolver.embedding("debt load") is None
 
 
