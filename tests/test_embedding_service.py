@@ -195,22 +195,22 @@ def test_the_cache_says_which_texts_it_lacks_and_forgets_the_least_recently_used
 DIRECTORY = CompanyDirectory((CompanyEntry("AAPL", "Apple", ("apple",), 2025),))
 
 
-@pytest.mark.parametrize(
-    "question",
-    [
-        "could you sing something for me",  # the rules are unsure: the classifier decides
-        "tell me how apple talks about risk",
-        "apple money spent on research in 2024",  # a paraphrased metric: the embedding fallback
-        "Apple revenue 2023",  # rules alone: no embedding asked for
-    ],
+# Each question reaches a different layer of the router.
+ROUTED_QUESTIONS = (
+    "could you sing something for me",  # the rules are unsure: the classifier decides
+    "tell me how apple talks about risk",
+    "apple money spent on research in 2024",  # a paraphrased metric: the embedding fallback
+    "Apple revenue 2023",  # rules alone: no embedding asked for
 )
+
+
 async def test_the_router_routes_through_the_ingest_stages_embeddings_as_with_a_local_model(
-    router_remote: RemoteEmbedder, minilm: MiniLMEmbedder, question: str
+    router_remote: RemoteEmbedder, minilm: MiniLMEmbedder, minilm_resolver: MetricResolver
 ) -> None:
     settings = RouterSettings()
     local = Router(
         DIRECTORY,
-        metric_finder(DIRECTORY, MetricResolver.from_catalog(minilm)),
+        metric_finder(DIRECTORY, minilm_resolver),
         IntentClassifier.load(ARTIFACTS_DIR, minilm),
     )
     embeddings = RouterEmbeddings(
@@ -222,12 +222,12 @@ async def test_the_router_routes_through_the_ingest_stages_embeddings_as_with_a_
         load_classifier(settings, embeddings),
         fetch_embeddings=embeddings.fetch,
     )
-    asked = QuestionAsked(question=question)
 
-    expected = await local.route(asked)
-    routed = await remote.route(asked)
-
-    assert routed.model_dump() == expected.model_dump()
+    for question in ROUTED_QUESTIONS:
+        asked = QuestionAsked(question=question)
+        expected = await local.route(asked)
+        routed = await remote.route(asked)
+        assert routed.model_dump() == expected.model_dump(), question
 
 
 async def test_the_remote_path_reaches_the_classifier_and_the_metric_embeddings(
