@@ -74,27 +74,34 @@ class CompanyHoldings(BaseModel):
     )
 
 
-# Each part is one aggregate per company read through an index on symbol: the price range
-# is two index probes, not a scan of every day. Documents count once read (`ready`): what
-# is still being read cannot be searched yet, and what failed never will be.
+# The figures are read in one pass over metric_values, grouped down to a row per company
+# and fiscal year before the years are gathered (an aggregate per company would scan the
+# table once for each); the price range is two index probes per company, not a scan of
+# every day. Documents count once read (`ready`): what is still being read cannot be
+# searched yet, and what failed never will be.
 _HOLDINGS_SQL = """
+WITH years AS (
+    SELECT symbol, fiscal_year, bool_or(period_type = 'annual') AS annual,
+           count(*) AS value_count
+    FROM metric_values GROUP BY symbol, fiscal_year
+), figures AS (
+    SELECT symbol, array_agg(fiscal_year ORDER BY fiscal_year) AS fiscal_years,
+           array_agg(fiscal_year ORDER BY fiscal_year) FILTER (WHERE annual)
+               AS annual_fiscal_years,
+           sum(value_count)::bigint AS value_count
+    FROM years GROUP BY symbol
+), edgar AS (
+    SELECT symbol, count(*) AS filings FROM filings GROUP BY symbol
+)
 SELECT c.symbol, c.name, c.display_name, c.tickers, c.cik, c.fiscal_year_end,
        figures.fiscal_years, figures.annual_fiscal_years, figures.value_count,
-       prices.first_day, prices.last_day,
+       (SELECT min(p.day) FROM prices p WHERE p.symbol = c.symbol) AS first_day,
+       (SELECT max(p.day) FROM prices p WHERE p.symbol = c.symbol) AS last_day,
        documents.filings, documents.uploads,
-       edgar.filings AS edgar_filings
+       coalesce(edgar.filings, 0) AS edgar_filings
 FROM companies c
-CROSS JOIN LATERAL (
-    SELECT array_agg(DISTINCT v.fiscal_year ORDER BY v.fiscal_year) AS fiscal_years,
-           array_agg(DISTINCT v.fiscal_year ORDER BY v.fiscal_year)
-               FILTER (WHERE v.period_type = 'annual') AS annual_fiscal_years,
-           count(*) AS value_count
-    FROM metric_values v WHERE v.symbol = c.symbol
-) figures
-CROSS JOIN LATERAL (
-    SELECT (SELECT min(p.day) FROM prices p WHERE p.symbol = c.symbol) AS first_day,
-           (SELECT max(p.day) FROM prices p WHERE p.symbol = c.symbol) AS last_day
-) prices
+LEFT JOIN figures ON figures.symbol = c.symbol
+LEFT JOIN edgar ON edgar.symbol = c.symbol
 CROSS JOIN LATERAL (
     SELECT count(*) FILTER (WHERE d.user_id IS NULL) AS filings,
            count(*) FILTER (WHERE d.user_id = finq_acting_user()) AS uploads
@@ -103,9 +110,6 @@ CROSS JOIN LATERAL (
       AND (d.symbol = c.symbol OR d.symbol = ANY(c.tickers))
       AND (d.user_id IS NULL OR d.user_id = finq_acting_user())
 ) documents
-CROSS JOIN LATERAL (
-    SELECT count(*) AS filings FROM filings f WHERE f.symbol = c.symbol
-) edgar
 ORDER BY lower(c.name), c.symbol
 """
 
