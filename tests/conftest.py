@@ -136,12 +136,38 @@ def read_logs(log_dir: Path) -> dict[str, str]:
     return {path.stem: path.read_text(errors="replace") for path in sorted(log_dir.glob("*.log"))}
 
 
+# The databases own pipelines are copied from, one per server and kind, built on first use:
+# loading the bundled dataset (and embedding the glossary) takes seconds, a copy a fraction.
+_dataset_templates: dict[tuple[int, bool], str] = {}
+_template_lock = asyncio.Lock()
+
+
+async def dataset_template(servers: Servers, load_glossary: bool) -> str:
+    """A migrated database holding the bundled dataset (and the glossary, if asked) on the
+    session's server, made once per session, for own databases to be copied from."""
+    key = (servers.postgres.port, load_glossary)
+    async with _template_lock:
+        if key not in _dataset_templates:
+            name = "template_dataset_glossary" if load_glossary else "template_dataset"
+            dsn = servers.postgres.dsn_for(name)
+            await prepare_database(
+                dsn, load_glossary=load_glossary, service_dsn=servers.postgres.service_dsn_for(name)
+            )
+            _dataset_templates[key] = name
+        return _dataset_templates[key]
+
+
 @asynccontextmanager
-async def own_database(servers: Servers, name: str) -> AsyncIterator[str]:
-    """A migrated database of its own on the session's server, dropped afterwards."""
+async def own_database(
+    servers: Servers, name: str, template: str | None = None
+) -> AsyncIterator[str]:
+    """A migrated database of its own on the session's server, dropped afterwards; a copy of
+    `template` when given."""
     admin = await asyncpg.connect(servers.postgres.dsn_for("postgres"))
     try:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        if template is not None:
+            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
         dsn = servers.postgres.dsn_for(name)
         await prepare_database(
             dsn, load_default=False, service_dsn=servers.postgres.service_dsn_for(name)
@@ -190,8 +216,8 @@ async def own_finq(
         nats = NatsServer(tmp_path / "nats", free_port())
         nats.start()
     try:
-        async with own_database(servers, name) as dsn:
-            await prepare_database(dsn, load_glossary=load_glossary)
+        template = await dataset_template(servers, load_glossary)
+        async with own_database(servers, name, template):
             port = free_port()
             supervisor = Supervisor(
                 tmp_path / "logs",
