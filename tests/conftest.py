@@ -35,6 +35,21 @@ from tests.otlp_capture import OtlpCapture
 TEST_ACK_WAIT_SECONDS = 3.0
 
 
+# Modules that parse the same 10-K filings (20 to 60 seconds each, cached per process by
+# tests.helpers.parsed_filing) run on one worker, so each filing is parsed once per run.
+FILING_READERS = frozenset({"test_statement_reading", "test_financebench", "test_document_parsing"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist's loadgroup, keep each module's tests on one worker (its module
+    fixtures, and the session pipeline it shares, start once there), and the modules that
+    read filings together."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else item.nodeid
+        group = "filings" if module in FILING_READERS else item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @dataclass
 class Servers:
     postgres: PostgresServer
