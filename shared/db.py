@@ -256,6 +256,8 @@ _SERVICE_ROLE_FUNCTIONS = (
     "finq_acting_user_is_operator()",
     "finq_operator_questions(text, timestamptz, integer)",
     "finq_operator_question(text)",
+    "finq_acting_user_account()",
+    "finq_forget_acting_user()",
 )
 
 

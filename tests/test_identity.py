@@ -109,6 +109,17 @@ def reads(rows: AliceRows) -> list[tuple[str, str]]:
     ]
 
 
+def deletions(rows: AliceRows) -> list[tuple[str, str]]:
+    return [
+        ("DELETE", f"/v1/documents/{rows.document_id}"),
+        ("DELETE", f"/v1/conversations/{rows.conversation_id}"),
+    ]
+
+
+# What reads or deletes the caller's data as a whole: no path names whose.
+ACCOUNT_CALLS = [("GET", "/v1/documents"), ("GET", "/v1/me/export"), ("DELETE", "/v1/me")]
+
+
 async def test_only_the_owner_reads_their_conversation_request_log_and_document(
     client: httpx.AsyncClient, people: People, alice_rows: AliceRows
 ) -> None:
@@ -124,6 +135,46 @@ async def test_only_the_owner_reads_their_conversation_request_log_and_document(
             assert refused.status_code == 401, (path, who, refused.text)
             assert refused.json()["code"] == "unauthorized"
             assert refused.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_only_the_owner_deletes_their_upload_and_conversation(
+    client: httpx.AsyncClient, people: People, alice_rows: AliceRows
+) -> None:
+    for method, path in deletions(alice_rows):
+        for who, headers in (("other user", bearer(people.bob)), ("no key (local)", {})):
+            other = await client.request(method, path, headers=headers)
+            assert other.status_code == 404, (path, who, other.text)
+            assert set(other.json()) == {"code", "message"}
+        for who, key in (("wrong key", "finq_" + "A" * 43), ("revoked key", people.revoked)):
+            refused = await client.request(method, path, headers=bearer(key))
+            assert refused.status_code == 401, (path, who, refused.text)
+            assert refused.json()["code"] == "unauthorized"
+        owner = await client.request(method, path, headers=bearer(people.alice))
+        assert owner.status_code == 204, (path, owner.text)
+    # The request's log went with its conversation.
+    for method, path in reads(alice_rows):
+        gone = await client.request(method, path, headers=bearer(people.alice))
+        assert gone.status_code == 404, (path, gone.text)
+
+
+async def test_the_document_list_and_the_export_hold_only_the_callers_own(
+    client: httpx.AsyncClient, people: People, alice_rows: AliceRows
+) -> None:
+    hers = (alice_rows.conversation_id, alice_rows.request_id, alice_rows.document_id)
+    for method, path in ACCOUNT_CALLS:
+        for who, key in (("wrong key", "finq_" + "A" * 43), ("revoked key", people.revoked)):
+            refused = await client.request(method, path, headers=bearer(key))
+            assert refused.status_code == 401, (path, who, refused.text)
+            assert refused.json()["code"] == "unauthorized"
+    mine = await client.get("/v1/me/export", headers=bearer(people.alice))
+    assert mine.status_code == 200 and all(id_ in mine.text for id_ in hers)
+    listed = await client.get("/v1/documents?scope=uploads", headers=bearer(people.alice))
+    assert alice_rows.document_id in listed.text
+    for headers in (bearer(people.bob), {}):
+        for path in ("/v1/me/export", "/v1/documents?scope=uploads&limit=100"):
+            theirs = await client.get(path, headers=headers)
+            assert theirs.status_code == 200, (path, theirs.text)
+            assert not any(id_ in theirs.text for id_ in hers), path
 
 
 async def test_a_conversation_is_listed_and_continued_by_its_owner_only(
@@ -201,6 +252,8 @@ async def test_when_keys_are_required_a_request_without_one_is_refused_everywher
 ) -> None:
     calls = [
         *reads(alice_rows),
+        *deletions(alice_rows),
+        *ACCOUNT_CALLS,
         ("GET", "/v1/conversations"),
         ("POST", "/v1/ask"),
         ("POST", "/v1/documents"),

@@ -19,7 +19,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from shared.identity import add_user
+from shared.identity import add_user, user_for_key
 from tests.conftest import RunningFinq, another_gateway
 from tests.helpers import REPO_ROOT
 
@@ -52,6 +52,7 @@ CHECKS = {
 class KeyedGateway:
     url: str
     keys: dict[str, str]  # user name → API key
+    owner_dsn: str  # the database's owner, who adds the users DELETE /v1/me deletes
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +79,7 @@ def keyed_gateway(
         "FINQ_GATEWAY_RATE_BURST": "100000",
     }
     with another_gateway(finq, tmp_path_factory, settings) as url:
-        yield KeyedGateway(url, keys)
+        yield KeyedGateway(url, keys, finq.servers.postgres.dsn)
 
 
 def wfc_auth(keys: dict[str, str]) -> dict[str, object]:
@@ -125,7 +126,13 @@ def test_schemathesis_finds_no_failure_in_any_phase_with_every_check(
         "--report-dir",
         str(reports),
     ]
-    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    environment = {
+        **os.environ,
+        "PYTHONPATH": str(REPO_ROOT),
+        # DELETE /v1/me is sent as a user made for it, never as the run's (the hooks).
+        "FINQ_SCHEMATHESIS_KEYS": json.dumps(list(keyed_gateway.keys.values())),
+        "FINQ_SCHEMATHESIS_OWNER_DSN": keyed_gateway.owner_dsn,
+    }
     run = subprocess.run(
         command,
         cwd=REPO_ROOT,
@@ -151,3 +158,14 @@ def test_schemathesis_finds_no_failure_in_any_phase_with_every_check(
     events = next(reports.glob("ndjson-*.ndjson")).read_text()
     ran = {check for check in CHECKS if f'"name":"{check}"' in events}
     assert ran == CHECKS, f"checks that never ran: {sorted(CHECKS - ran)}"
+    # DELETE /v1/me was sent, and went as users made for it (the hooks): the run's are left.
+    assert '"label":"DELETE /v1/me"' in events
+
+    async def keys_in_use() -> list[str | None]:
+        owner = await asyncpg.connect(keyed_gateway.owner_dsn)
+        try:
+            return [await user_for_key(owner, key) for key in keyed_gateway.keys.values()]
+        finally:
+            await owner.close()
+
+    assert None not in asyncio.run(keys_in_use())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from nats.aio.msg import Msg
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
 
 from services.gateway.dependencies import ApiError, GatewayDeps, error_response
@@ -33,6 +34,7 @@ from services.gateway.routes import (
     conversations,
     documents,
     health,
+    me,
     metrics,
     portfolio,
     portfolio_imports,
@@ -66,6 +68,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     traces.router,
     admin.router,
     documents.router,
+    me.router,
     portfolio.router,
     portfolio_imports.router,
     companies.router,
@@ -199,11 +202,15 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         return error_response(422, "invalid_request", problems or "the request body is invalid")
 
     @app.exception_handler(StarletteHTTPException)
-    async def on_http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
+    async def on_http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
         code = HTTP_ERROR_CODES.get(error.status_code, "http_error")
         response = error_response(error.status_code, code, str(error.detail))
-        # The framework's own headers: Allow on a 405 names the methods the route takes.
+        # The framework's own headers: Allow on a 405 names the methods the route takes...
         response.headers.update(error.headers or {})
+        if error.status_code == 405:
+            # ...the first route at the path only: name every route's (GET and DELETE of
+            # one resource are two routes).
+            response.headers["Allow"] = ", ".join(allowed_methods(app, request.scope))
         return response
 
     @app.exception_handler(Exception)
@@ -220,16 +227,27 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     return app
 
 
-def served_paths(app: FastAPI) -> set[str]:
-    """Every path `app` serves, its routers' included: an included router stands in
-    `app.routes` as one entry without a path of its own."""
-    paths: set[str] = set()
+def every_route(app: FastAPI) -> Iterator[BaseRoute]:
+    """The app's routes, its routers' included: an included router stands in `app.routes`
+    as one entry without a path of its own."""
     for route in app.routes:
         router = getattr(route, "original_router", None)
-        for served in router.routes if router is not None else [route]:
-            if (path := getattr(served, "path", None)) is not None:
-                paths.add(path)
-    return paths
+        yield from router.routes if router is not None else [route]
+
+
+def served_paths(app: FastAPI) -> set[str]:
+    """Every path `app` serves."""
+    return {path for route in every_route(app) if (path := getattr(route, "path", None))}
+
+
+def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+    """The methods the routes at the request's path take, in order."""
+    methods: set[str] = set()
+    for route in every_route(app):
+        match, _ = route.matches(scope)
+        if match != Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return sorted(methods)
 
 
 def admission_of(scope: Scope) -> Admission | None:

@@ -187,3 +187,12 @@ class DocumentJob(BaseModel):
     public: bool  # held by finq for everyone (a filing, the glossary), not an upload
     created_at: datetime
     updated_at: datetime
+
+
+class DocumentList(BaseModel):
+    """GET /v1/documents: a page of the caller's uploads and the public filings."""
+
+    documents: list[DocumentJob]
+    total: int = Field(description="How many documents the filters let through, in all pages")
+    limit: int
+    offset: int

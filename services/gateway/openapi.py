@@ -94,6 +94,11 @@ LINKS: dict[tuple[str, str, str], dict[str, tuple[str, str, dict[str, str]]]] = 
             "/v1/requests/{request_id}",
             {"request_id": "$response.body#/request_id"},
         ),
+        "DeleteTheConversation": (
+            "delete",
+            "/v1/conversations/{conversation_id}",
+            {"conversation_id": "$response.body#/conversation_id"},
+        ),
     },
     **{
         ("post", "/v1/documents", status): {
@@ -101,7 +106,12 @@ LINKS: dict[tuple[str, str, str], dict[str, tuple[str, str, dict[str, str]]]] = 
                 "get",
                 "/v1/documents/{document_id}",
                 {"document_id": "$response.body#/id"},
-            )
+            ),
+            "DeleteTheUpload": (
+                "delete",
+                "/v1/documents/{document_id}",
+                {"document_id": "$response.body#/id"},
+            ),
         }
         for status in ("200", "202")
     },

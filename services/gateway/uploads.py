@@ -107,13 +107,34 @@ WHERE id = $1
 RETURNING ingest_runs
 """
 
-DOCUMENT_SQL = """
-SELECT id, collection, title, doc_type, symbol, company, form, fiscal_year, fiscal_quarter,
-       period_end, filed, source_name, source_url, page_count, nonempty_page_count,
-       table_count, chunk_count, metadata, status, progress, error, public, created_at,
-       updated_at
-FROM documents WHERE id = $1 AND (user_id = $2 OR user_id IS NULL)
+DOCUMENT_COLUMNS = """
+id, collection, title, doc_type, symbol, company, form, fiscal_year, fiscal_quarter,
+period_end, filed, source_name, source_url, page_count, nonempty_page_count, table_count,
+chunk_count, metadata, status, progress, error, public, created_at, updated_at
 """
+DOCUMENT_SQL = f"""
+SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = $1 AND (user_id = $2 OR user_id IS NULL)
+"""
+
+# GET /v1/documents: the user's uploads (newest first), then the public filings (by company,
+# latest period first: a year's annual report before its quarters'); the glossary and course
+# material are found by asking, not listed.
+# $2..$4 filter when given; $5 says whose: 'all', 'uploads' or 'filings'.
+_LISTED = """
+FROM documents
+WHERE ((user_id = $1 AND $5 <> 'filings')
+       OR (user_id IS NULL AND collection = 'filings' AND $5 <> 'uploads'))
+  AND ($2::text IS NULL OR symbol = $2)
+  AND ($3::text IS NULL OR form = $3)
+  AND ($4::integer IS NULL OR fiscal_year = $4)
+"""
+LIST_DOCUMENTS_SQL = f"""
+SELECT {DOCUMENT_COLUMNS} {_LISTED}
+ORDER BY public, CASE WHEN public THEN NULL ELSE created_at END DESC, symbol,
+         fiscal_year DESC NULLS LAST, fiscal_quarter DESC NULLS FIRST, form, title, id
+LIMIT $6 OFFSET $7
+"""
+COUNT_DOCUMENTS_SQL = f"SELECT count(*) {_LISTED}"
 
 # Every user's stored uploads not yet read: a SECURITY DEFINER function (shared/migrations),
 # since the gateway's role sees only the rows of the user a transaction acts for.
@@ -264,8 +285,33 @@ async def read_document(
     except ValueError:
         return None
     row = await pool.fetchrow(DOCUMENT_SQL, key, user_id)
-    if row is None:
-        return None
+    return None if row is None else _document(row)
+
+
+@dataclass(frozen=True)
+class DocumentFilter:
+    """Which documents GET /v1/documents lists: whose, and of which company, form, year."""
+
+    scope: str = "all"  # all, uploads (the user's own) or filings (the public ones)
+    symbol: str | None = None
+    form: str | None = None
+    fiscal_year: int | None = None
+
+
+async def list_documents(
+    pool: DatabasePool, user_id: str, wanted: DocumentFilter, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    """A page of the documents `wanted` of the user's own and the public filings, and how
+    many there are in all (read in one transaction: the page and the count agree)."""
+    filters = (user_id, wanted.symbol, wanted.form, wanted.fiscal_year, wanted.scope)
+    async with pool.acquire() as conn:
+        rows = await conn.fetch(LIST_DOCUMENTS_SQL, *filters, limit, offset)
+        total = await conn.fetchval(COUNT_DOCUMENTS_SQL, *filters)
+    return [_document(row) for row in rows], total
+
+
+def _document(row: asyncpg.Record) -> dict[str, Any]:
+    """A documents row as the API shows it (DocumentJob)."""
     document = dict(row)
     document["id"] = str(row["id"])
     metadata = json.loads(row["metadata"]) if row["metadata"] else {}

@@ -36,6 +36,10 @@ class EmbeddingDimensionMismatch(RuntimeError):
     """Chunks already hold vectors of another dimension than the embedder's."""
 
 
+class DocumentGone(LookupError):
+    """The upload being stored was deleted by its user meanwhile: nothing of it is stored."""
+
+
 async def ensure_embedding_column(conn: asyncpg.Connection, dimensions: int) -> None:
     """Type `chunks.embedding` as vector(dimensions) with its HNSW index, once. A database
     whose chunks hold another dimension is refused with what to do about it."""
@@ -157,6 +161,21 @@ ON CONFLICT (collection, content_sha256, (coalesce(user_id, ''))) DO UPDATE SET
 RETURNING id
 """
 
+# An upload's row is the gateway's: the store fills it in, and never makes it again once
+# its user has deleted it (the same parameters as UPSERT_DOCUMENT_SQL).
+FILL_UPLOAD_SQL = """
+UPDATE documents SET title = $3, doc_type = $4, symbol = $5, company = $6, form = $7,
+    fiscal_year = $8, fiscal_quarter = $9, period_end = $10, filed = $11, source_name = $12,
+    source_url = $13, content_sha256 = $14, page_count = $15, nonempty_page_count = $16,
+    table_count = $17, metadata = $18::jsonb, status = 'embedding', progress = 0, error = NULL,
+    updated_at = now()
+WHERE id = $1 AND collection = $2 AND user_id IS NOT DISTINCT FROM $19
+RETURNING id
+"""
+# Held until the chunks are stored: a deletion of the upload waits for them and takes them
+# with it, or came first and nothing is stored.
+LOCK_UPLOAD_SQL = "SELECT id FROM documents WHERE id = $1 FOR UPDATE"
+
 CHUNK_COLUMNS = (
     "document_id", "chunk_index", "page", "page_end", "heading", "text", "context",
     "is_table", "table_number", "quality", "temporal", "collection", "symbol", "form",
@@ -212,14 +231,17 @@ async def store_document(
 ) -> StoredDocument:
     """Chunk, embed and store `document` (replacing the chunks of the same bytes stored
     before). The document row's status and progress follow the work. `prepared` are the
-    chunks when the caller has already cut them (the benchmark times that step apart)."""
+    chunks when the caller has already cut them (the benchmark times that step apart).
+
+    With a `document_id` (an upload, whose row the gateway made), raises DocumentGone when
+    the row is deleted before the chunks are stored: none are."""
     started = time.perf_counter()
     if prepared is None:
         prepared = await asyncio.to_thread(prepare_chunks, document, size, overlap, year_end_month)
     async with pool.acquire() as conn:
         await ensure_embedding_column(conn, embedder.dimensions)
         row_id = await conn.fetchval(
-            UPSERT_DOCUMENT_SQL,
+            FILL_UPLOAD_SQL if document_id else UPSERT_DOCUMENT_SQL,
             uuid.UUID(document_id) if document_id else uuid.uuid4(),
             collection,
             document.title,
@@ -240,6 +262,8 @@ async def store_document(
             _metadata(document),
             user_id,
         )
+    if row_id is None:
+        raise DocumentGone(f"document {document_id} was deleted before it was read")
     stored_id = str(row_id)
     # The statements are read beside the text, so a filing answers figures from its own
     # tables (services/tools/statement_facts.py).
@@ -256,6 +280,8 @@ async def store_document(
         for item, vector in zip(prepared, vectors, strict=True)
     ]  # fmt: skip
     async with pool.acquire() as conn, conn.transaction():
+        if document_id and await conn.fetchval(LOCK_UPLOAD_SQL, row_id) is None:
+            raise DocumentGone(f"document {document_id} was deleted while it was read")
         await conn.execute("DELETE FROM chunks WHERE document_id = $1", row_id)
         await conn.executemany(INSERT_CHUNK_SQL, records)
         await replace_statement_figures(conn, row_id, statements)

@@ -7,7 +7,9 @@ request (shared/embedding_service.py), so they stay small.
 Every outcome ends on the row: `ready`, or `failed` with a reason said of the file (a
 parser that timed out, ran out of memory or crashed; a file that is not what its name
 says; a file whose reading killed the worker more than FINQ_INGEST_MAX_ATTEMPTS times).
-The bytes are deleted once read; the chunks hold what the file said.
+The bytes are deleted once read; the chunks hold what the file said. An upload its user
+deletes meanwhile (DELETE /v1/documents/{id}) is dropped wherever its reading is: no row,
+chunk or figure of it is made again.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, Literal
 import asyncpg
 import structlog
 
-from services.ingest.document_store import EmbeddingDimensionMismatch
+from services.ingest.document_store import DocumentGone, EmbeddingDimensionMismatch
 from services.ingest.documents import DocumentSettings, ingest_file
 from services.ingest.parser_process import ParserFailed, ParserLimits, parse_in_child
 from services.ingest.settings import IngestSettings
@@ -53,6 +55,7 @@ UPDATE documents SET status = 'failed', progress = 0, error = $2::jsonb, updated
 WHERE id = $1
 """
 DROP_FILE_SQL = "DELETE FROM document_files WHERE document_id = $1"
+HELD_SQL = "SELECT 1 FROM documents WHERE id = $1"
 
 Outcome = Literal["ready", "failed", "skipped"]
 
@@ -97,6 +100,8 @@ async def read_upload(
         return "failed"
     stored = await db.fetchrow(FILE_SQL, document_id)
     if stored is None:
+        if await db.fetchval(HELD_SQL, document_id) is None:
+            return "skipped"  # its user deleted it, file and all
         await _fail(db, document_id, "upload_lost", f"the bytes of {name!r} are not held")
         return "failed"
     limits = reading.limits
@@ -128,6 +133,9 @@ async def read_upload(
         except EmbeddingDimensionMismatch as failure:
             await _fail(db, document_id, "embedding_mismatch", str(failure))
             return "failed"
+        except DocumentGone:
+            # Deleted by its user while it was read: nothing of it was stored, nor is now.
+            return "skipped"
     await db.execute(DROP_FILE_SQL, document_id)
     return "ready"
 
