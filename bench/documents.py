@@ -38,7 +38,7 @@ if str(REPO_ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from services.control.cli import prepare_database  # noqa: E402
+from services.control.commands.database_setup import prepare_database  # noqa: E402
 from services.control.servers import PostgresServer, free_port  # noqa: E402
 from services.ingest.document_parsing import parse_document  # noqa: E402
 from services.ingest.document_store import (  # noqa: E402

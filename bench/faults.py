@@ -91,7 +91,8 @@ import httpx  # noqa: E402
 from starlette.requests import ClientDisconnect, Request  # noqa: E402
 from starlette.responses import JSONResponse  # noqa: E402
 
-from services.control.cli import prepare_database, wait_until_ready  # noqa: E402
+from services.control.commands.database_setup import prepare_database  # noqa: E402
+from services.control.commands.gateway_readiness import wait_until_ready  # noqa: E402
 from services.control.servers import NatsServer, PostgresServer, free_port  # noqa: E402
 from services.control.supervisor import Supervisor  # noqa: E402
 from shared import bus, subjects  # noqa: E402

@@ -47,7 +47,8 @@ from bench.pipeline import (  # noqa: E402
     percentile,
     service_environment,
 )
-from services.control.cli import prepare_database, wait_until_ready  # noqa: E402
+from services.control.commands.database_setup import prepare_database  # noqa: E402
+from services.control.commands.gateway_readiness import wait_until_ready  # noqa: E402
 from services.control.servers import NatsServer, PostgresServer, free_port  # noqa: E402
 from services.control.supervisor import Supervisor  # noqa: E402
 from services.gateway.limits import LoopLag  # noqa: E402

@@ -44,7 +44,8 @@ import psutil  # noqa: E402
 from bench.percentiles import percentile  # noqa: E402
 from bench.stage_profiles import StageProfile, StageProfiler, print_profiles  # noqa: E402
 from bench.time_breakdown import Asked, bare_hop, breakdown_lines, time_breakdown  # noqa: E402
-from services.control.cli import prepare_database, wait_until_ready  # noqa: E402
+from services.control.commands.database_setup import prepare_database  # noqa: E402
+from services.control.commands.gateway_readiness import wait_until_ready  # noqa: E402
 from services.control.servers import NatsServer, PostgresServer, free_port  # noqa: E402
 from services.control.supervisor import Supervisor  # noqa: E402
 from shared import bus, subjects  # noqa: E402

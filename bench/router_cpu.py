@@ -23,7 +23,7 @@ import asyncpg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from services.control.cli import prepare_database
+from services.control.commands.database_setup import prepare_database
 from services.control.servers import PostgresServer, free_port
 from services.router.main import load_directory
 from services.router.routing import decide_route

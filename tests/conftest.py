@@ -16,7 +16,8 @@ import asyncpg
 import httpx
 import pytest
 
-from services.control.cli import prepare_database, wait_until_ready
+from services.control.commands.database_setup import prepare_database
+from services.control.commands.gateway_readiness import wait_until_ready
 from services.control.servers import (
     NatsCluster,
     NatsServer,

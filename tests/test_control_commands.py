@@ -7,7 +7,7 @@ import json
 
 import asyncpg
 
-from services.control.cli import prepare_database
+from services.control.commands.database_setup import prepare_database
 from shared.metric_aliases import record_metric_phrases
 from shared.metric_resolver import Resolution
 from tests.helpers import run_finq

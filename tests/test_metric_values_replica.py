@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import asyncpg
 import pytest
 
-from services.control.cli import prepare_database
+from services.control.commands.database_setup import prepare_database
 from services.control.servers import SERVICE_ROLE, PostgresServer, free_port
 from services.tools.main import replica_pool
 from services.tools.metric_values import FENCE_SQL, REPLAYED_SQL, MetricValueCache

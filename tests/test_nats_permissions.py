@@ -20,7 +20,7 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from pydantic import SecretStr
 
-from services.control.cli import write_state
+from services.control.commands.state_file import write_state
 from services.control.servers import NatsServer, PostgresServer, free_port
 from services.control.supervisor import ServiceProcess, Supervisor
 from shared import bus, subjects

@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 from services.control.cli import build_parser
-from services.control.portfolio_commands import ask_headers
+from services.control.commands.ask import ask_headers
 from services.control.settings import ControlSettings
 from services.ingest.dataset import DEFAULT_DATASET_DIR, Dataset, load_dataset, read_dataset
 from shared.db import ACT_AS_SQL, acting_as, create_pool

@@ -8,7 +8,7 @@ import io
 import httpx
 import pytest
 
-from services.control.cli import waiting_for
+from services.control.commands.gateway_readiness import waiting_for
 from services.control.progress import Progress, duration
 
 

@@ -18,7 +18,7 @@ import httpx
 import psutil
 import pytest
 
-from services.control.cli import process_state
+from services.control.commands.state_file import process_state
 from services.control.scheduling import PIPELINE_NICE, autogroup_nice, lower_priority
 from services.control.servers import NatsServer, PostgresServer, ServerError, free_port
 from services.control.supervisor import (

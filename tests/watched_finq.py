@@ -11,7 +11,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.control.cli import prepare_database, wait_until_ready, write_state
+from services.control.commands.database_setup import prepare_database
+from services.control.commands.gateway_readiness import wait_until_ready
+from services.control.commands.state_file import write_state
 from services.control.servers import NatsServer, PostgresServer, free_port
 from services.control.supervisor import ServerWatch, Supervisor
 

@@ -13,7 +13,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.control.portfolio_commands import DEMO_KEY_FILE, prepare_demo
+from services.control.commands.database_setup import prepare_database
+from services.control.commands.demo_user import DEMO_KEY_FILE, prepare_demo
+from services.control.commands.gateway_readiness import wait_until_ready
 from services.control.progress import Progress
 from services.control.servers import NatsServer, PostgresServer, free_port
 from services.control.supervisor import Supervisor
@@ -40,9 +42,6 @@ def own_pipeline(
     again keeps its database, so what was loaded into it is loaded once), run `prepare`
     with the owner's DSN before the stages start, and stop everything on the way out.
     Raises ServerError when something cannot start."""
-    # cli.py holds the set-up `finq up` shares and imports this module's users.
-    from services.control.cli import prepare_database, wait_until_ready
-
     home = home or Path(tempfile.mkdtemp(prefix="finq-eval-"))
     home.mkdir(parents=True, exist_ok=True)
     postgres = PostgresServer(home / "postgres", free_port())

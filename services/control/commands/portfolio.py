@@ -1,5 +1,5 @@
 """`finq portfolio import --user NAME FILE.csv`, `finq portfolio show --user NAME` and
-`finq portfolio demo`; the demo user `finq up` makes, and the key `finq ask --demo` sends.
+`finq portfolio demo`: a user's own accounts and activity.
 
 The commands connect as the database's owner (the operator's DSN) and act for the user
 they name (`shared.db.acting_as`): every row is written as that user's and every read
@@ -11,32 +11,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Coroutine
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from services.control.commands import Subparsers
+from services.control.commands.demo_user import prepare_demo
+from services.control.commands.named_users import UnknownUser, owner_pool, user_id_of
 from services.control.settings import ControlSettings
 
 if TYPE_CHECKING:
-    import asyncpg
-
     from shared.portfolio.store import ImportOutcome
 
-# Where `finq up` keeps the demo user's API key, in its home folder (mode 0600).
-DEMO_KEY_FILE = "demo.key"
 # Exit codes: a file or user refused, as `finq users` does.
 REFUSED = 2
 
 
-class UnknownUser(LookupError):
-    pass
-
-
-def add_portfolio_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`finq portfolio …`, added to the `finq` command's subcommands."""
-    portfolio = commands.add_parser("portfolio", help="a user's own accounts and activity")
+def register(subparsers: Subparsers) -> None:
+    portfolio = subparsers.add_parser("portfolio", help="a user's own accounts and activity")
     actions = portfolio.add_subparsers(dest="portfolio_command", required=True)
     imported = actions.add_parser(
         "import",
@@ -47,82 +41,57 @@ def add_portfolio_commands(commands: argparse._SubParsersAction[argparse.Argumen
         "imported again stores nothing.",
     )
     imported.add_argument("file", metavar="FILE.csv")
+    imported.set_defaults(handler=command_portfolio_import)
     show = actions.add_parser("show", help="a user's accounts, with positions and cash")
+    show.set_defaults(handler=command_portfolio_show)
     for action in (imported, show):
         action.add_argument("--user", required=True, metavar="NAME", help="the user's name")
     actions.add_parser(
         "demo", help="make the demo user (key in FINQ_HOME/demo.key) and its history"
-    )
-    portfolio.set_defaults(run=command_portfolio)
+    ).set_defaults(handler=command_portfolio_demo)
 
 
-def add_ask_identity(ask: argparse.ArgumentParser) -> None:
-    """`finq ask --key KEY` or `--demo`: ask as a user with a key (the demo user's, which
-    `finq up` keeps), instead of as the local user."""
-    who = ask.add_mutually_exclusive_group()
-    who.add_argument("--key", default=None, help="ask as the user of this API key")
-    who.add_argument(
-        "--demo", action="store_true", help="ask as the demo user (its key from FINQ_HOME)"
-    )
+def command_portfolio_import(args: argparse.Namespace, settings: ControlSettings) -> int:
+    return refusing(import_file(args.file, args.user, settings.operator_dsn))
 
 
-def ask_headers(args: argparse.Namespace, settings: ControlSettings) -> dict[str, str]:
-    """The Authorization header `finq ask` sends, if any; SystemExit with a reason when
-    --demo finds no key."""
-    key: str | None = args.key
-    if args.demo:
-        path = settings.home.resolve() / DEMO_KEY_FILE
-        if not path.exists():
-            sys.exit(f"no demo key at {path}: `finq up` (or `finq portfolio demo`) makes it")
-        key = path.read_text().strip()
-    return {"Authorization": f"Bearer {key}"} if key else {}
+def command_portfolio_show(args: argparse.Namespace, settings: ControlSettings) -> int:
+    return refusing(show_accounts(args.user, settings.operator_dsn))
 
 
-def command_portfolio(args: argparse.Namespace, settings: ControlSettings) -> int:
+def command_portfolio_demo(_: argparse.Namespace, settings: ControlSettings) -> int:
+    return refusing(make_demo(settings))
+
+
+def refusing(command: Coroutine[Any, Any, int]) -> int:
+    """Run a portfolio command; a user or demo it cannot find is exit 2, said on stderr."""
     from shared.portfolio.demo import DemoUnavailable
 
-    commands: dict[str, Callable[[argparse.Namespace, ControlSettings], Awaitable[int]]] = {
-        "import": _import,
-        "show": _show,
-        "demo": _demo,
-    }
     try:
-        return asyncio.run(commands[args.portfolio_command](args, settings))
+        return asyncio.run(command)
     except (UnknownUser, DemoUnavailable) as error:
         print(f"finq portfolio: {error}", file=sys.stderr)
         return REFUSED
 
 
-async def _owner_pool(dsn: str) -> asyncpg.Pool:
-    from shared.db import create_pool
-
-    return await create_pool(dsn, min_size=1, max_size=2)
-
-
-async def user_id_of(pool: asyncpg.Pool, name: str) -> str:
-    """The id of the user named `name` (the owner reads the users table)."""
-    user_id = await pool.fetchval("SELECT id FROM users WHERE name = $1", name)
-    if user_id is None:
-        raise UnknownUser(f"no user named {name!r} (finq users list)")
-    return str(user_id)
-
-
-async def _import(args: argparse.Namespace, settings: ControlSettings) -> int:
+async def import_file(file: str, user: str, dsn: str) -> int:
+    """Import the CSV file `file` into `user`'s accounts, all or nothing, and say what it did;
+    the exit code."""
     from shared.portfolio.store import import_activity
 
-    path = Path(args.file)
+    path = Path(file)
     try:
         data = await asyncio.to_thread(path.read_bytes)
     except OSError as error:
         print(f"finq portfolio import: cannot read {path}: {error.strerror}", file=sys.stderr)
         return REFUSED
-    pool = await _owner_pool(settings.operator_dsn)
+    pool = await owner_pool(dsn)
     try:
-        user_id = await user_id_of(pool, args.user)
+        user_id = await user_id_of(pool, user)
         outcome = await import_activity(pool, user_id, path.name, data)
     finally:
         await pool.close()
-    return report_import(outcome, args.user)
+    return report_import(outcome, user)
 
 
 def report_import(outcome: ImportOutcome, user: str) -> int:
@@ -160,14 +129,15 @@ WHERE symbol = ANY($1::text[]) ORDER BY symbol, day DESC
 """
 
 
-async def _show(args: argparse.Namespace, settings: ControlSettings) -> int:
+async def show_accounts(user: str, dsn: str) -> int:
+    """Print `user`'s accounts: each position valued at the latest close held, and cash."""
     from shared.db import acting_as
     from shared.portfolio.ledger import Ledger
     from shared.portfolio.store import list_accounts, load_activities
 
-    pool = await _owner_pool(settings.operator_dsn)
+    pool = await owner_pool(dsn)
     try:
-        scope = acting_as(pool, await user_id_of(pool, args.user))
+        scope = acting_as(pool, await user_id_of(pool, user))
         accounts = await list_accounts(scope)
         activities = await load_activities(scope)
         symbols = sorted({a.symbol for a in activities if a.symbol})
@@ -175,7 +145,7 @@ async def _show(args: argparse.Namespace, settings: ControlSettings) -> int:
     finally:
         await pool.close()
     if not accounts:
-        print(f"{args.user} has no accounts yet: finq portfolio import --user {args.user} FILE")
+        print(f"{user} has no accounts yet: finq portfolio import --user {user} FILE")
         return 0
     # Every row, those dated later than today too, with cash settled as of today.
     last = max((a.trade_date for a in activities), default=date.today())
@@ -209,56 +179,7 @@ def _plain(quantity: Decimal) -> str:
     return f"{quantity.normalize():f}"
 
 
-async def _demo(_: argparse.Namespace, settings: ControlSettings) -> int:
+async def make_demo(settings: ControlSettings) -> int:
     for line in await prepare_demo(settings.operator_dsn, settings.home.resolve()):
         print(line)
     return 0
-
-
-def demo_at_start(dsn: str, home: Path) -> str:
-    """prepare_demo for `finq up`, which starts with or without it: what happened, or why
-    there is no demo."""
-    from shared.portfolio.demo import DemoUnavailable
-
-    try:
-        return "\n".join(asyncio.run(prepare_demo(dsn, home)))
-    except DemoUnavailable as error:
-        return f"no demo portfolio: {error}"
-
-
-async def prepare_demo(dsn: str, home: Path) -> list[str]:
-    """Make the demo user if there is none (its key saved to `home`/demo.key, mode 0600) and
-    import its history once. What was done, in lines to print."""
-    from services.control.servers import write_private
-    from shared.identity import add_user
-    from shared.portfolio.demo import DEMO_USER, DemoUnavailable, import_demo_history
-
-    lines: list[str] = []
-    pool = await _owner_pool(dsn)
-    try:
-        key_file = home / DEMO_KEY_FILE
-        try:
-            user_id = await user_id_of(pool, DEMO_USER)
-            if not key_file.exists():
-                # A key is shown once, when it is made: one made elsewhere is not ours to keep.
-                lines.append(f"the demo user was made without finq up: no key in {key_file}")
-        except UnknownUser:
-            user, key = await add_user(pool, DEMO_USER)
-            user_id = user.id
-            await asyncio.to_thread(write_private, key_file, key + "\n")
-            lines.append(f"made the demo user; its key is in {key_file}")
-        outcome = await import_demo_history(pool, user_id)
-    finally:
-        await pool.close()
-    if outcome.duplicate_of is not None:
-        lines.append(f"the demo history is held (imported {outcome.duplicate_of.imported_at:%F})")
-    elif outcome.errors:
-        # The history is made to pass: a failure is finq's own bug, said in full.
-        problems = "; ".join(f"row {e.row} {e.field}: {e.message}" for e in outcome.errors)
-        raise DemoUnavailable(f"the demo history did not import: {problems}")
-    else:
-        lines.append(
-            f"imported the demo history: {outcome.rows} rows in {', '.join(outcome.accounts)} "
-            '(try: finq ask --demo "how is my AAPL position doing?")'
-        )
-    return lines
