@@ -27,10 +27,15 @@ browser:
 			|| echo "chromium was not installed: the browser tests will skip"; \
 	else echo "no chromium and no root apt-get: the browser tests will skip"; fi
 
+# Three workers on two cores: most of an end-to-end test is waiting on its pipeline. Each
+# module's tests stay on one worker (tests/conftest.py names their groups). A plain
+# `.venv/bin/pytest tests/...` runs in one process.
+PYTEST_WORKERS ?= -n 3 --dist loadgroup
+
 test: install browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_WORKERS)
 
 lint: install
 	$(BIN)/ruff check .
