@@ -31,7 +31,8 @@ def test_every_command_has_a_handler() -> None:
 def test_the_commands_are_listed_in_the_registry_order() -> None:
     top = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert list(top.choices) == [
-        *("up", "down", "status", "ask", "migrate", "ingest", "data", "users", "portfolio"),
+        *("up", "down", "status", "ask", "migrate", "ingest", "data", "companies", "users"),
+        "portfolio",
         *("aliases", "dead", "eval", "train"),
     ]
     assert len(set(COMMAND_GROUPS)) == len(COMMAND_GROUPS)

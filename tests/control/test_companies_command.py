@@ -1,12 +1,16 @@
 """`finq companies` prints what finq holds of each company as aligned plain-text columns
-(services/control/company_table.py): a header, then one company a line; a dash for what is
-not held; a sentence when nothing is."""
+(services/control/commands/companies.py): a header, then one company a line; a dash for what
+is not held; a sentence when nothing is. The uploads counted are the named user's (else the
+local user's); a user that does not exist is refused."""
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
-from services.control.company_table import company_table
+import asyncpg
+
+from services.control.commands.companies import company_table
 from shared.company_holdings import (
     CompanyHoldings,
     DocumentsHeld,
@@ -14,6 +18,8 @@ from shared.company_holdings import (
     FiscalYearEnd,
     PricesHeld,
 )
+from shared.identity import add_user
+from tests.helpers import run_finq
 
 APPLE = CompanyHoldings(
     symbol="AAPL",
@@ -81,3 +87,37 @@ def test_each_company_is_a_line_of_aligned_columns_under_the_header() -> None:
 
 def test_no_company_held_is_said_in_a_sentence() -> None:
     assert company_table([]).startswith("no companies held yet")
+
+
+async def test_finq_companies_counts_the_named_users_uploads_else_the_local_users(
+    database: str,
+) -> None:
+    owner = await asyncpg.connect(database)
+    try:
+        alice, _ = await add_user(owner, "alice")
+        await owner.execute(
+            "INSERT INTO companies (symbol, cik, name, display_name, fiscal_year_end, tickers) "
+            "VALUES ('AAPL', '0000320193', 'Apple Inc.', 'Apple', '0926', '{AAPL}')"
+        )
+        await owner.execute(
+            "INSERT INTO documents (collection, title, doc_type, symbol, content_sha256, "
+            "status, user_id) VALUES ('uploads', 'notes', 'txt', 'AAPL', 'a1', 'ready', $1)",
+            alice.id,
+        )
+    finally:
+        await owner.close()
+
+    code, out, err = await run_finq("companies", "--user", "alice", database=database)
+    assert code == 0, err
+    header, apple = out.splitlines()
+    assert header.split()[0] == "COMPANY" and apple.startswith("Apple (Apple Inc.) ")
+    assert apple.split()[-2:] == ["0", "1"]  # no filing, one upload of hers
+
+    code, out, err = await run_finq("companies", "--json", database=database)
+    assert code == 0, err
+    (listed,) = json.loads(out)
+    assert listed["symbol"] == "AAPL" and listed["documents"] == {"filings": 0, "uploads": 0}
+    assert listed["fiscal_year_end"] == {"month": 9, "day": 26}
+
+    code, _, err = await run_finq("companies", "--user", "nobody", database=database)
+    assert code == 2 and "no user named 'nobody'" in err
