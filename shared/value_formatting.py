@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from shared.contracts import Fact
+    from shared.contracts.tool_results import Fact
 
 # Rounding we allow ourselves when shortening a figure, relative to its value. Half the
 # validator's 2% cap, so float noise at the boundary can never make our own text fail.
@@ -54,6 +54,25 @@ def _scaled(value: float, currency: str) -> str:
         if magnitude >= threshold:
             return _signed(value, f"{currency}{_fixed(magnitude / divisor, 1)} {word}")
     return _signed(value, f"{currency}{_fixed(magnitude, 0)}")
+
+
+def money_scale(largest: float) -> tuple[float, str] | None:
+    """The scale ("billion", with its divisor) an amount this large is written in; None
+    below a million, where amounts are written in whole dollars."""
+    for threshold, divisor, word in _MONEY_SCALES:
+        if abs(largest) >= threshold:
+            return divisor, word
+    return None
+
+
+def format_money_in(value: float, scale: tuple[float, str] | None) -> str:
+    """An amount in a given scale, however small beside it: "$0.95 billion" in a column of
+    billions, so a column of figures keeps one scale. Decimals are added as the rounding
+    budget needs them, as for any figure."""
+    if scale is None:
+        return _signed(value, f"${_fixed(abs(value), 0)}")
+    divisor, word = scale
+    return _signed(value, f"${_fixed(abs(value) / divisor, 1)} {word}")
 
 
 def format_in_words(value: float) -> str:

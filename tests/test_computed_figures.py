@@ -10,16 +10,10 @@ from services.answerer.drafting import draft_answer
 from services.router.routing import route_question
 from services.router.rules import CompanyDirectory, CompanyEntry
 from services.validator.finalizing import validate_draft
-from shared.contracts import (
-    Fact,
-    PeriodSelection,
-    RatioAsked,
-    RouteDecided,
-    Source,
-    ToolCall,
-    ToolResult,
-    ToolsCompleted,
-)
+from shared.contracts.answers import ToolsCompleted
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import Fact, Source, ToolCall, ToolResult
+from shared.contracts.understanding import PeriodSelection, RatioAsked
 from shared.tools import GetFinancialMetricsArgs
 from tests.helpers import make_fact, understanding
 
@@ -56,10 +50,22 @@ def test_nine_months_ended_is_the_sum_of_three_quarters_with_its_terms() -> None
         period_type="quarterly", fiscal_years=[2024], fiscal_quarters=[1, 2, 3], months_to_date=9
     )
     draft = drafted(periods, Q1, Q2, Q3)
-    assert (
+    # The total asked for leads; the three quarters are a table, the sum's terms its working.
+    assert draft.answer.startswith(
         "Apple's revenue for the nine months ended 2024-06-29 (Q1 to Q3 of fiscal 2024) "
-        "was $296.1 billion: $119.6 billion + $90.8 billion + $85.8 billion."
-    ) in draft.answer
+        "was $296.1 billion."
+    )
+    assert draft.table is not None
+    assert [row.cells for row in draft.table.rows] == [
+        ["$119.6 billion"],
+        ["$90.8 billion"],
+        ["$85.8 billion"],
+    ]
+    [working] = draft.workings
+    assert working.text == (
+        "Q1 of fiscal 2024 revenue $119.6 billion + Q2 of fiscal 2024 revenue $90.8 billion "
+        "+ Q3 of fiscal 2024 revenue $85.8 billion = $296.1 billion"
+    )
     total = next(f for f in draft.facts if f.formula)
     assert total.value == 119_575e6 + 90_753e6 + 85_777e6
     validated = validate_draft(draft)

@@ -14,7 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from services.answerer.intent_answers import fiscal_period
-from shared.contracts import Fact, FormulaInput, Understood
+from shared.contracts.tool_results import Fact, FormulaInput
+from shared.contracts.understanding import Understood
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.value_formatting import format_computed_value, format_fact_value, format_value
@@ -44,13 +45,38 @@ def _derived(base: Fact, **changes: object) -> Fact:
 
 
 @dataclass(frozen=True)
+class Worked:
+    """What one computed figure's sentence says (`claim`) and the arithmetic that shows it
+    (`working`): said together in a short answer ("… changed by 8.7%: ($307.4 billion /
+    $282.8 billion - 1) × 100."), apart beneath a table, where the working goes behind a
+    disclosure and the prose keeps the claim alone."""
+
+    claim: str
+    working: str | None = None
+    fact: Fact | None = None  # the figure computed, None for a sentence that computes none
+
+    @property
+    def sentence(self) -> str:
+        return f"{self.claim}: {self.working}." if self.working else f"{self.claim}."
+
+
+Said = tuple[list[Fact], list[Worked]]
+
+
+@dataclass(frozen=True)
 class Computed:
     """The figures computed from the fetched ones, the sentences showing their arithmetic,
     and whether the arithmetic asked for in words (`operation_figures`) could be done."""
 
     facts: list[Fact]
-    sentences: list[str]
+    said: list[Worked]
     operation_answered: bool
+    # How many of `said`, from the first, are the arithmetic the question asked for in words.
+    operation_count: int = 0
+
+    @property
+    def sentences(self) -> list[str]:
+        return [worked.sentence for worked in self.said]
 
 
 def computed(facts: list[Fact], understood: Understood) -> Computed:
@@ -58,26 +84,28 @@ def computed(facts: list[Fact], understood: Understood) -> Computed:
     sentences that show its arithmetic; the arithmetic the question asked for in words
     comes first, as the answer."""
     derived: list[Fact] = []
-    sentences: list[str] = []
+    sentences: list[Worked] = []
     answered = False
+    operation_count = 0
     computations = [year_to_date, same_quarter_growth, change_between_years, ratio_figures]
     if understood.operation is not None:
         computations = [operation_figures, *(c for c in computations if c in _BESIDE_OPERATION)]
     for compute in computations:
         found, said = compute(facts, understood)
-        answered = answered or (compute is operation_figures and bool(found))
+        if compute is operation_figures:
+            answered, operation_count = bool(found), len(said)
         derived.extend(found)
         sentences.extend(said)
-    return Computed(derived, sentences, answered)
+    return Computed(derived, sentences, answered, operation_count)
 
 
 def computed_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
-    """`computed`'s figures and sentences."""
+    """`computed`'s figures and sentences, each with its arithmetic."""
     result = computed(facts, understood)
     return result.facts, result.sentences
 
 
-def operation_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+def operation_figures(facts: list[Fact], understood: Understood) -> Said:
     """The arithmetic the question asked for in words: a change between two periods, or a
     sum, difference or multiple across companies."""
     changed, said = change_between_years(facts, understood)
@@ -86,7 +114,7 @@ def operation_figures(facts: list[Fact], understood: Understood) -> tuple[list[F
     return [*changed, *across, *added], [*said, *told, *shown]
 
 
-def across_metrics(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+def across_metrics(facts: list[Fact], understood: Understood) -> Said:
     """Several figures of one company for one period added up ("R&D and SG&A combined"), or
     the first less the second, in the order the question names them; for each period that
     holds them all, in one unit."""
@@ -104,7 +132,7 @@ def across_metrics(facts: list[Fact], understood: Understood) -> tuple[list[Fact
         if fact.metric in asked:
             by_period[(fact.symbol, fact.period)].setdefault(fact.metric, fact)
     derived: list[Fact] = []
-    sentences: list[str] = []
+    sentences: list[Worked] = []
     for (symbol, period), of_metric in by_period.items():
         taken = [of_metric[m] for m in asked if m in of_metric]
         if len(taken) < len(asked) or len({f.unit for f in taken}) != 1:
@@ -119,21 +147,23 @@ def across_metrics(facts: list[Fact], understood: Understood) -> tuple[list[Fact
         terms = [f.metric for f in taken]
         written = format_computed_value(value, first.unit, taken)
         shown = f" {'+' if joiner == '+' else '−'} ".join(format_fact_value(f) for f in taken)
-        sentences.append(
-            f"{possessive(first.company)} {label} in {fiscal_period(first)} came to {written}: "
-            f"{shown}."
+        combined = _derived(
+            first,
+            metric="_".join([operation.kind, *terms]),
+            metric_label=label,
+            value=value,
+            source_id=f"derived:{symbol}:{operation.kind}:{'+'.join(terms)}:{period}",
+            formula=f" {joiner} ".join(terms),
+            inputs=[_input(term, f) for term, f in zip(terms, taken, strict=True)],
         )
-        derived.append(
-            _derived(
-                first,
-                metric="_".join([operation.kind, *terms]),
-                metric_label=label,
-                value=value,
-                source_id=f"derived:{symbol}:{operation.kind}:{'+'.join(terms)}:{period}",
-                formula=f" {joiner} ".join(terms),
-                inputs=[_input(term, f) for term, f in zip(terms, taken, strict=True)],
+        sentences.append(
+            Worked(
+                f"{possessive(first.company)} {label} in {fiscal_period(first)} came to {written}",
+                shown,
+                combined,
             )
         )
+        derived.append(combined)
     return derived, sentences
 
 
@@ -151,7 +181,7 @@ def _quarters(facts: list[Fact]) -> dict[tuple[str, str, int], dict[int, Fact]]:
     return series
 
 
-def year_to_date(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+def year_to_date(facts: list[Fact], understood: Understood) -> Said:
     """The year-to-date totals a "six/nine months ended" question asks for, and their
     sentences; nothing when a quarter of the span was not fetched or the figure is not a
     flow."""
@@ -160,7 +190,7 @@ def year_to_date(facts: list[Fact], understood: Understood) -> tuple[list[Fact],
         return [], []
     wanted = list(range(1, months // 3 + 1))
     totals: list[Fact] = []
-    sentences: list[str] = []
+    sentences: list[Worked] = []
     for (symbol, metric, year), quarters in _quarters(facts).items():
         if not _is_flow(metric) or any(q not in quarters for q in wanted):
             continue
@@ -181,20 +211,24 @@ def year_to_date(facts: list[Fact], understood: Understood) -> tuple[list[Fact],
         totals.append(total)
         terms = " + ".join(format_fact_value(part) for part in parts)
         sentences.append(
-            f"{possessive(last.company)} {mid_sentence(last.metric_label)} for the {label} "
-            f"(Q1 to Q{last.fiscal_quarter} of fiscal {year}) was "
-            f"{format_value(total.value, total.unit)}: {terms}."
+            Worked(
+                f"{possessive(last.company)} {mid_sentence(last.metric_label)} for the {label} "
+                f"(Q1 to Q{last.fiscal_quarter} of fiscal {year}) was "
+                f"{format_value(total.value, total.unit)}",
+                terms,
+                total,
+            )
         )
     return totals, sentences
 
 
-def same_quarter_growth(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+def same_quarter_growth(facts: list[Fact], understood: Understood) -> Said:
     """A quarter's growth on the matching quarter of the prior year, when both were fetched."""
     if not understood.periods.same_quarter_last_year:
         return [], []
     series = _quarters(facts)
     growths: list[Fact] = []
-    sentences: list[str] = []
+    sentences: list[Worked] = []
     for (symbol, metric, year), quarters in sorted(series.items()):
         earlier = series.get((symbol, metric, year - 1), {})
         for quarter, current in sorted(quarters.items()):
@@ -217,7 +251,7 @@ def same_quarter_growth(facts: list[Fact], understood: Understood) -> tuple[list
     return growths, sentences
 
 
-def change_between_years(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+def change_between_years(facts: list[Fact], understood: Understood) -> Said:
     """How a figure changed between the two periods a question names ("how did revenue
     change between fiscal 2022 and fiscal 2023", "Q3 2023 against Q3 2022"): in percent of
     the earlier one, in the figure's own unit, or both, as the question asked
@@ -247,7 +281,7 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
         if in_catalog and not yearly_growth:
             series[(fact.symbol, fact.metric)].append(fact)
     changes: list[Fact] = []
-    sentences: list[str] = []
+    sentences: list[Worked] = []
     for (symbol, metric), held in sorted(series.items()):
         if len(held) < 2 or (len(held) > 2 and not whole_span):
             continue
@@ -265,27 +299,31 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
             went = {1: "rose", -1: "fell", 0: "did not change"}[moved]
             said = "Yes" if moved == (1 if direction == "up" else -1) else "No"
             sentences.append(
-                f"{said}: {possessive(last.company)} {mid_sentence(last.metric_label)} {went} "
-                f"from {fiscal_period(first)} to {fiscal_period(last)}."
+                Worked(
+                    f"{said}: {possessive(last.company)} {mid_sentence(last.metric_label)} "
+                    f"{went} from {fiscal_period(first)} to {fiscal_period(last)}"
+                )
             )
         if in_units:
             difference = last.value - first.value
-            changes.append(
-                _derived(
-                    last,
-                    metric_label=f"{last.metric_label} change since {fiscal_period(first)}",
-                    value=difference,
-                    source_id=f"derived:{symbol}:{metric}:difference:{span}",
-                    formula="later - earlier",
-                    inputs=[_input("later", last), _input("earlier", first)],
-                )
+            changed = _derived(
+                last,
+                metric_label=f"{last.metric_label} change since {fiscal_period(first)}",
+                value=difference,
+                source_id=f"derived:{symbol}:{metric}:difference:{span}",
+                formula="later - earlier",
+                inputs=[_input("later", last), _input("earlier", first)],
             )
+            changes.append(changed)
             # Signed, as the validator holds the difference: "changed by -$5.2 billion";
             # also in the statement's scale when both are its cells.
             said = format_computed_value(difference, last.unit, [last, first])
             sentences.append(
-                f"{opening} changed by {said}: "
-                f"{format_fact_value(last)} − {format_fact_value(first)}."
+                Worked(
+                    f"{opening} changed by {said}",
+                    f"{format_fact_value(last)} − {format_fact_value(first)}",
+                    changed,
+                )
             )
         if as_percent and first.value > 0:
             consecutive = last.fiscal_year - first.fiscal_year == 1 and last.period_type == "annual"
@@ -302,8 +340,9 @@ def change_between_years(facts: list[Fact], understood: Understood) -> tuple[lis
                 terms=("later", "earlier"),
                 opening=opening,
             )
-            changes.append(change.model_copy(update={"metric": growth}) if growth else change)
-            sentences.append(sentence)
+            change = change.model_copy(update={"metric": growth}) if growth else change
+            changes.append(change)
+            sentences.append(Worked(sentence.claim, sentence.working, change))
     return changes, sentences
 
 
@@ -321,7 +360,7 @@ _YOY_GROWTH: dict[str, str] = {
 _GROWTH_METRICS = frozenset(_YOY_GROWTH.values())
 
 
-def across_companies(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+def across_companies(facts: list[Fact], understood: Understood) -> Said:
     """One figure of several companies for one period, added up, the first less the second,
     or the first as a multiple of the second, as the question asked; in the order the
     question names the companies."""
@@ -335,7 +374,7 @@ def across_companies(facts: list[Fact], understood: Understood) -> tuple[list[Fa
             by_period[fact.period][fact.symbol] = fact
     order = understood.symbols
     derived: list[Fact] = []
-    sentences: list[str] = []
+    sentences: list[Worked] = []
     for period, of_company in by_period.items():
         named = [of_company[symbol] for symbol in order if symbol in of_company]
         if len(named) < 2 or len(named) < len(order):
@@ -347,19 +386,19 @@ def across_companies(facts: list[Fact], understood: Understood) -> tuple[list[Fa
             taken, terms, joiner = named, [f"company_{i}" for i in range(len(named))], "+"
             value, unit = sum(f.value for f in named), first.unit
             company, metric_label = " and ".join(f.company for f in named), f"combined {label}"
-            said = (
-                f"Together, {_and(named)} had {label} of {format_value(value, unit)} in "
-                f"{when}: {' + '.join(shown)}."
+            said = Worked(
+                f"Together, {_and(named)} had {label} of {format_value(value, unit)} in {when}",
+                " + ".join(shown),
             )
         elif operation.kind == "difference":
             taken, terms, joiner = [first, second], ["first", "second"], "-"
             value, unit = first.value - second.value, first.unit
             company = f"{first.company} less {second.company}"
             metric_label = f"{label} of {first.company} less {second.company}'s"
-            said = (
+            said = Worked(
                 f"{possessive(first.company)} {label} in {when} less "
-                f"{possessive(second.company)} was {format_value(value, unit)}: "
-                f"{shown[0]} − {shown[1]}."
+                f"{possessive(second.company)} was {format_value(value, unit)}",
+                f"{shown[0]} − {shown[1]}",
             )
         else:  # a multiple
             if second.value == 0:
@@ -368,10 +407,10 @@ def across_companies(facts: list[Fact], understood: Understood) -> tuple[list[Fa
             value, unit = first.value / second.value, "x"
             company = f"{first.company} over {second.company}"
             metric_label = f"{label} of {first.company} as a multiple of {second.company}'s"
-            said = (
+            said = Worked(
                 f"{possessive(first.company)} {label} in {when} was "
-                f"{format_value(value, unit)} {possessive(second.company)}: "
-                f"{shown[0]} / {shown[1]}."
+                f"{format_value(value, unit)} {possessive(second.company)}",
+                f"{shown[0]} / {shown[1]}",
             )
         symbol = joiner.join(f.symbol for f in taken)
         fact = _derived(
@@ -385,7 +424,7 @@ def across_companies(facts: list[Fact], understood: Understood) -> tuple[list[Fa
             formula=f" {joiner} ".join(terms),
             inputs=[_input(term, f) for term, f in zip(terms, taken, strict=True)],
         )
-        sentences.append(said)
+        sentences.append(Worked(said.claim, said.working, fact))
         derived.append(fact)
     return derived, sentences
 
@@ -403,7 +442,7 @@ def _percent_change(
     source_id: str,
     terms: tuple[str, str],
     opening: str,
-) -> tuple[Fact, str]:
+) -> tuple[Fact, Worked]:
     """`later` against `earlier` in percent, as a derived fact with both as its inputs, and
     the sentence that shows the arithmetic after `opening` ("… changed by -2.8%: …")."""
     value = (later.value / earlier.value - 1) * 100
@@ -416,22 +455,22 @@ def _percent_change(
         formula=f"({terms[0]} / {terms[1]} - 1) * 100",
         inputs=[_input(terms[0], later), _input(terms[1], earlier)],
     )
-    sentence = (
-        f"{opening} changed by {format_value(value, '%')}: "
-        f"({format_fact_value(later)} / {format_fact_value(earlier)}"
-        " - 1) × 100."
+    sentence = Worked(
+        f"{opening} changed by {format_value(value, '%')}",
+        f"({format_fact_value(later)} / {format_fact_value(earlier)} - 1) × 100",
+        fact,
     )
     return fact, sentence
 
 
-def ratio_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact], list[str]]:
+def ratio_figures(facts: list[Fact], understood: Understood) -> Said:
     """One ratio per company and period that both figures were fetched for."""
     ratio = understood.ratio
     if ratio is None:
         return [], []
     by_key = {(f.symbol, f.metric, f.period): f for f in facts if not f.formula}
     ratios: list[Fact] = []
-    sentences: list[str] = []
+    sentences: list[Worked] = []
     for (symbol, metric, period), part in by_key.items():
         if metric != ratio.numerator:
             continue
@@ -441,22 +480,23 @@ def ratio_figures(facts: list[Fact], understood: Understood) -> tuple[list[Fact]
         value = part.value / whole.value * 100
         part_label, whole_label = mid_sentence(part.metric_label), mid_sentence(whole.metric_label)
         label = f"{part_label} as a share of {whole_label}"
-        ratios.append(
-            _derived(
-                part,
-                metric_label=label,
-                value=value,
-                unit="%",
-                source_id=f"derived:{symbol}:{part.metric}/{whole.metric}:{period}",
-                formula="part / whole * 100",
-                inputs=[_input("part", part), _input("whole", whole)],
-            )
+        share = _derived(
+            part,
+            metric_label=label,
+            value=value,
+            unit="%",
+            source_id=f"derived:{symbol}:{part.metric}/{whole.metric}:{period}",
+            formula="part / whole * 100",
+            inputs=[_input("part", part), _input("whole", whole)],
         )
+        ratios.append(share)
         sentences.append(
-            f"In {fiscal_period(part)}, {possessive(part.company)} {part_label} was "
-            f"{format_value(value, '%')} of its {whole_label}: "
-            f"{format_fact_value(part)} / {format_fact_value(whole)} "
-            "× 100."
+            Worked(
+                f"In {fiscal_period(part)}, {possessive(part.company)} {part_label} was "
+                f"{format_value(value, '%')} of its {whole_label}",
+                f"{format_fact_value(part)} / {format_fact_value(whole)} × 100",
+                share,
+            )
         )
     return ratios, sentences
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from services.answerer.answer_tables import Glance, figure_glance, glance_lead, glance_workings
 from services.answerer.comparisons import compose_comparisons
-from services.answerer.computed_figures import computed
+from services.answerer.computed_figures import Worked, computed
 from services.answerer.extras import chart_spec, suggestions
 from services.answerer.formatting import (
     compose_filings_answer,
     compose_metric_answer,
     compose_price_answer,
     compose_series_answer,
+    differs_sentence,
+    fact_citation,
+    missing_sentences,
 )
 from services.answerer.intent_answers import (
     compose_definition,
@@ -21,23 +25,16 @@ from services.answerer.intent_answers import (
     compose_unavailable,
     compose_uncovered,
     compose_unknown_term,
+    fiscal_period,
 )
 from services.answerer.metric_list import compose_metric_list
 from services.answerer.passages import compose_passages_answer, search_scope
 from services.answerer.portfolio_answers import draft_portfolio as compose_portfolio
-from shared.contracts import (
-    AnswerDrafted,
-    Citation,
-    Fact,
-    MetricInfo,
-    Passage,
-    RouteDecided,
-    Source,
-    ToolError,
-    ToolResult,
-    ToolsCompleted,
-    Understood,
-)
+from shared.contracts.answers import AnswerDrafted, AnswerTable, Citation, ToolsCompleted, Working
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import Fact, MetricInfo, Passage, Source, ToolError, ToolResult
+from shared.contracts.understanding import Understood
+from shared.english import possessive
 from shared.intents import INTENTS_BY_NAME, DrafterKind
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 
@@ -74,7 +71,7 @@ class Fetched:
     # ratio in words) with the sentences that show their arithmetic; they join the
     # answer's facts for the validator.
     computed: list[Fact]
-    computed_sentences: list[str]
+    computed_said: list[Worked]
     # Whether the arithmetic the question asked for in words could be computed.
     operation_answered: bool
 
@@ -92,27 +89,37 @@ class Fetched:
             unavailable=[e for e in errors if e.code == "tool_unavailable"],
             errors=[e for e in errors if e.code != "tool_unavailable"],
             computed=arithmetic.facts,
-            computed_sentences=arithmetic.sentences,
+            computed_said=arithmetic.said,
             operation_answered=arithmetic.operation_answered,
         )
 
 
-Drafted = tuple[str, list[Citation]]
+@dataclass(frozen=True)
+class Drafted:
+    """An answer's text and citations; with several years or figures, the text is a short
+    lead over `table`, and how each computed figure was reached is in `workings`."""
+
+    text: str
+    citations: list[Citation]
+    table: AnswerTable | None = None
+    workings: list[Working] = field(default_factory=list)
+
+
 Drafter = Callable[[RouteDecided, Fetched], Drafted]
 
 
 def draft_refusal(route: RouteDecided, fetched: Fetched) -> Drafted:
-    return compose_refusal(route.capabilities or ""), []
+    return Drafted(compose_refusal(route.capabilities or ""), [])
 
 
 def draft_definition(route: RouteDecided, fetched: Fetched) -> Drafted:
     if fetched.passages:
         # A term the catalog does not hold, explained from the glossary's own words.
-        return compose_passages_answer(route.question, fetched.passages, fetched.sources)
+        return Drafted(*compose_passages_answer(route.question, fetched.passages, fetched.sources))
     if not fetched.metrics:
         term = route.understood.term or route.question
-        return compose_unknown_term(term, route.capabilities or ""), []
-    return compose_definition(fetched.metrics), []
+        return Drafted(compose_unknown_term(term, route.capabilities or ""), [])
+    return Drafted(compose_definition(fetched.metrics), [])
 
 
 def draft_from_documents(route: RouteDecided, fetched: Fetched) -> Drafted:
@@ -121,56 +128,98 @@ def draft_from_documents(route: RouteDecided, fetched: Fetched) -> Drafted:
     understood = route.understood
     companies = {c.symbol: c.name for c in understood.companies}
     if fetched.unavailable:
-        return compose_unavailable(fetched.unavailable, list(companies.values())), []
+        return Drafted(compose_unavailable(fetched.unavailable, list(companies.values())), [])
     scope = search_scope(route.tool_calls[0].arguments, companies) if route.tool_calls else ""
     text, citations = compose_passages_answer(
         route.question, fetched.passages, fetched.sources, scope, understood.documents.topic
     )
     if not fetched.passages and understood.uncovered_figure:
         text = f"{compose_uncovered(understood)} {text}"
-    return text, citations
+    return Drafted(text, citations)
 
 
 def draft_metric_list(route: RouteDecided, fetched: Fetched) -> Drafted:
-    return compose_metric_list(fetched.metrics, route.understood.category), []
+    return Drafted(compose_metric_list(fetched.metrics, route.understood.category), [])
 
 
 def draft_prices(route: RouteDecided, fetched: Fetched) -> Drafted:
-    return compose_price_answer(fetched.facts, fetched.sources, fetched.missing)
+    return Drafted(*compose_price_answer(fetched.facts, fetched.sources, fetched.missing))
 
 
 def draft_filings_index(route: RouteDecided, fetched: Fetched) -> Drafted:
     companies = [c.name for c in route.understood.companies] or [""]
-    return compose_filings_answer(companies[0], fetched.sources, fetched.missing)
+    return Drafted(*compose_filings_answer(companies[0], fetched.sources, fetched.missing))
 
 
 def draft_series(route: RouteDecided, fetched: Fetched) -> Drafted:
+    glance = figure_glance(fetched.facts)
+    if glance is not None:
+        return draft_glance(route, fetched, glance)
     text, citations = compose_series_answer(fetched.facts, fetched.sources, fetched.missing)
     text = with_computed(route, fetched, " ".join([text, *compose_trend(fetched.facts)]))
-    return reading_note(route.understood) + text, citations
+    return Drafted(reading_note(route.understood) + text, citations)
 
 
 def draft_figures(route: RouteDecided, fetched: Fetched) -> Drafted:
+    glance = figure_glance(fetched.facts)
+    if glance is not None:
+        return draft_glance(route, fetched, glance)
     text, citations = compose_metric_answer(fetched.facts, fetched.sources, fetched.missing)
     if route.understood.comparison:
         text = " ".join([text, *compose_comparisons(fetched.facts)])
-    return reading_note(route.understood) + with_computed(route, fetched, text), citations
+    return Drafted(reading_note(route.understood) + with_computed(route, fetched, text), citations)
 
 
-def with_computed(route: RouteDecided, fetched: Fetched, text: str) -> str:
-    """The figures' text with what was computed from them. Arithmetic the question asked for
-    in words is the answer, so it comes first; when it could not be computed (a figure it
-    needs is not held), the answer says so before the figures it does hold."""
+def draft_glance(route: RouteDecided, fetched: Fetched, glance: Glance) -> Drafted:
+    """Several years or figures: one short lead over the table, and each computed figure's
+    working apart, in `workings`. What the answer computed is what the question asked for
+    (a nine-month total, a change over the span), so its claims come before the lead."""
+    claims = [f"{worked.claim}." for worked in fetched.computed_said]
     operation = route.understood.operation
+    if operation is not None and not fetched.operation_answered:
+        claims.insert(0, operation_missing(operation.kind))
+    text = " ".join([*claims, glance_lead(glance)])
+    by_id = {source.source_id: source for source in fetched.sources}
+    citations: dict[str, Citation] = {}
+    notes: list[str] = []
+    for fact in glance.facts:
+        source = by_id.get(fact.source_id)
+        if source is not None and source.source_id not in citations:
+            citations[source.source_id] = fact_citation(fact, source)
+        if fact.differs is not None:
+            label = mid_sentence(fact.metric_label)
+            about = f"{possessive(fact.company)} {label} in {fiscal_period(fact)}"
+            notes.append(differs_sentence(fact, by_id, citations, about))
+    notes.extend(missing_sentences(fetched.missing))
+    return Drafted(
+        reading_note(route.understood) + " ".join([text, *notes]),
+        list(citations.values()),
+        glance.table,
+        glance_workings(glance, fetched.computed_said),
+    )
+
+
+def with_computed(
+    route: RouteDecided, fetched: Fetched, text: str, said: list[str] | None = None
+) -> str:
+    """The figures' text with what was computed from them (`said`: by default each computed
+    figure's sentence with its arithmetic). Arithmetic the question asked for in words is
+    the answer, so it comes first; when it could not be computed (a figure it needs is not
+    held), the answer says so before the figures it does hold."""
+    operation = route.understood.operation
+    sentences = [w.sentence for w in fetched.computed_said] if said is None else said
     if operation is None:
-        return " ".join([text, *fetched.computed_sentences])
+        return " ".join([text, *sentences])
     if not fetched.operation_answered:
-        missing = (
-            f"The {OPERATION_WORDS[operation.kind]} asked for could not be computed: finq does "
-            "not hold every figure it needs."
-        )
-        return " ".join([missing, text, *fetched.computed_sentences])
-    return " ".join([*fetched.computed_sentences, text])
+        return " ".join([operation_missing(operation.kind), text, *sentences])
+    return " ".join([*sentences, text])
+
+
+def operation_missing(kind: str) -> str:
+    return (
+        f"The {OPERATION_WORDS[kind]} asked for could not be computed: finq does not hold "
+        "every figure it needs."
+    )
 
 
 OPERATION_WORDS = {
@@ -182,18 +231,20 @@ OPERATION_WORDS = {
 
 
 def draft_portfolio(route: RouteDecided, fetched: Fetched) -> Drafted:
-    return compose_portfolio(
-        route,
-        fetched.facts,
-        fetched.sources,
-        fetched.missing,
-        fetched.passages,
-        fetched.errors,
+    return Drafted(
+        *compose_portfolio(
+            route,
+            fetched.facts,
+            fetched.sources,
+            fetched.missing,
+            fetched.passages,
+            fetched.errors,
+        )
     )
 
 
 def draft_clarification(route: RouteDecided, fetched: Fetched) -> Drafted:
-    return route.clarifying_question or "Could you rephrase the question?", []
+    return Drafted(route.clarifying_question or "Could you rephrase the question?", [])
 
 
 # One drafter per kind (`shared.intents.DrafterKind`); an intent names the kind that drafts
@@ -216,13 +267,15 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
     route = completed.route
     fetched = Fetched.of(completed.results, route.understood)
     drafter = INTENTS_BY_NAME[route.intent].drafter
-    text, citations = DRAFTERS[drafter](route, fetched)
+    drafted = DRAFTERS[drafter](route, fetched)
+    text, citations, table = drafted.text, drafted.citations, drafted.table
     # The portfolio drafter says its own errors: an account two of the user's fit is a
     # question back, not a failure.
     if fetched.errors and not fetched.facts and not fetched.passages and drafter != "portfolio":
         text = " ".join(
             f"That request could not be run: {error.message}." for error in fetched.errors
         )
+        table = None
     clarifying = route.intent == "clarify" or any(
         error.code == "ambiguous_account" for error in fetched.errors
     )
@@ -235,5 +288,7 @@ def draft_answer(completed: ToolsCompleted) -> AnswerDrafted:
         needs_clarification=clarifying,
         clarifying_question=text if clarifying else None,
         chart=chart_spec(route, [*fetched.facts, *fetched.computed]),
+        table=table,
+        workings=drafted.workings if table is not None else [],
         suggestions=suggestions(route),
     )

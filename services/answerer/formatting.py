@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
-from shared.contracts import Citation, Fact, FormulaInput, Source
+from shared.contracts.answers import Citation
+from shared.contracts.tool_results import Fact, FormulaInput, Source
 from shared.english import possessive
 from shared.metric_catalog import mid_sentence
 from shared.value_formatting import (
@@ -52,7 +53,7 @@ def _provenance(source: Source | None) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def _citation(fact: Fact, source: Source) -> Citation:
+def fact_citation(fact: Fact, source: Source) -> Citation:
     if source.accession:
         label = (
             f"{fact.company} {source.form or 'filing'} {fact.period}, accession {source.accession}"
@@ -252,31 +253,37 @@ def compose_metric_answer(
             f"{shown}{provenance}{f': {worked}' if worked else ''}."
         )
         if source is not None and source.source_id not in citations:
-            citations[source.source_id] = _citation(fact, source)
+            citations[source.source_id] = fact_citation(fact, source)
         if fact.differs is not None:
-            sentences.append(_differs_sentence(fact, by_id, citations))
-    sentences.extend(_missing_sentences(missing))
+            sentences.append(differs_sentence(fact, by_id, citations))
+    sentences.extend(missing_sentences(missing))
     if not sentences:
         sentences.append("No figures were found for this question.")
     return " ".join(sentences), list(citations.values())
 
 
-def _differs_sentence(fact: Fact, by_id: dict[str, Source], citations: dict[str, Citation]) -> str:
-    """What the other source gives for a figure two sources disagree on, cited."""
+def differs_sentence(
+    fact: Fact, by_id: dict[str, Source], citations: dict[str, Citation], about: str = ""
+) -> str:
+    """What the other source gives for a figure two sources disagree on, cited. `about`
+    names the figure ("NVIDIA's revenue in fiscal 2023") where no sentence before it does,
+    as beneath a table."""
     assert fact.differs is not None
     other = fact.differs
     source = by_id.get(other.source_id)
     if source is not None and source.source_id not in citations:
-        citations[source.source_id] = _citation(fact, source)
+        citations[source.source_id] = fact_citation(fact, source)
     if other.source_id.startswith("doc:"):
-        return (
-            f"The filing's own statement gives {format_as_stated(other.value, fact.unit)}"
+        said = (
+            f"the filing's own statement gives {format_as_stated(other.value, fact.unit)}"
             f"{_provenance(source)}: the two sources disagree."
         )
-    return (
-        f"SEC's XBRL data gives {format_value(other.value, fact.unit)}{_provenance(source)}: "
-        "the two sources disagree."
-    )
+    else:
+        said = (
+            f"SEC's XBRL data gives {format_value(other.value, fact.unit)}"
+            f"{_provenance(source)}: the two sources disagree."
+        )
+    return f"For {about}, {said}" if about else said[0].upper() + said[1:]
 
 
 def compose_series_answer(
@@ -310,7 +317,7 @@ def compose_series_answer(
         for fact in group:
             source = by_id.get(fact.source_id)
             if source is not None and source.source_id not in citations:
-                citations[source.source_id] = _citation(fact, source)
+                citations[source.source_id] = fact_citation(fact, source)
     text, more = compose_metric_answer(rest, sources, missing) if rest or missing else ("", [])
     for citation in more:
         citations.setdefault(citation.source_id, citation)
@@ -328,7 +335,7 @@ def source_citation(source: Source) -> Citation:
     )
 
 
-def _missing_sentences(missing: list[str], noun: str = "No figure is") -> list[str]:
+def missing_sentences(missing: list[str], noun: str = "No figure is") -> list[str]:
     return [f"{noun} held for {item.strip().rstrip('.')}." for item in missing]
 
 
@@ -369,7 +376,7 @@ def compose_price_answer(
                     f"{high.period_end.isoformat()} and its lowest "
                     f"{format_per_share(low.value)} on {low.period_end.isoformat()}."
                 )
-    sentences.extend(_missing_sentences(missing, "No data is"))
+    sentences.extend(missing_sentences(missing, "No data is"))
     if not sentences:
         sentences.append("No prices were found for this question.")
     return " ".join(sentences), [source_citation(source) for source in sources]
@@ -393,7 +400,7 @@ def compose_filings_answer(
             items.append(f"{source.form}{period}{filed}, accession {source.accession}")
         noun = "filing" if len(items) == 1 else "filings"
         sentences.append(f"{possessive(company)} {noun}: " + "; ".join(items) + ".")
-    sentences.extend(_missing_sentences(missing, "No data is"))
+    sentences.extend(missing_sentences(missing, "No data is"))
     if not sentences:
         sentences.append("No filings were found for this question.")
     return " ".join(sentences), [source_citation(source) for source in sources]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from shared.contracts import Fact, MetricInfo, ToolError, Understood
+from shared.contracts.tool_results import Fact, MetricInfo, ToolError
+from shared.contracts.understanding import Understood
 from shared.english import possessive
 from shared.formula_words import formula_in_words, in_words
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
@@ -83,9 +84,12 @@ def compose_trend(facts: list[Fact]) -> list[str]:
 
 
 def fiscal_period(fact: Fact) -> str:
-    """ "Q2 of fiscal 2024" or "fiscal 2024", as the answers name a fact's period."""
+    """ "Q2 of fiscal 2024", "fiscal 2024" or "the twelve months to Q1 of fiscal 2026", as
+    the answers name a fact's period."""
     if fact.period_type == "quarterly" and fact.fiscal_quarter:
         return f"Q{fact.fiscal_quarter} of fiscal {fact.fiscal_year}"
+    if fact.period_type == "ttm" and fact.fiscal_quarter:
+        return f"the twelve months to Q{fact.fiscal_quarter} of fiscal {fact.fiscal_year}"
     return f"fiscal {fact.fiscal_year}"
 
 

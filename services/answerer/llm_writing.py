@@ -8,6 +8,11 @@ POST /v1/ask/stream); the answer drafted is made from the whole reply, as withou
 The prompt holds nothing but the facts (each with its source id, period and value already
 formatted) and the deterministic answer as a reference; the validator then checks the
 model's every number, year and citation like any other answer.
+
+With several years or figures the template's answer is a short lead over a table: the model
+writes only the lead, from the same facts written as the table writes them (one scale per
+column), and the table and the working of each computed figure stay the template's, checked
+by the validator with the model's lead.
 """
 
 from __future__ import annotations
@@ -24,17 +29,11 @@ from openai import AsyncOpenAI
 from openai.types import CompletionUsage
 
 from services.answerer.answer_field_reading import AnswerFieldReader
+from services.answerer.answer_tables import LEAD_CHARACTERS, figure_glance
 from services.answerer.formatting import source_citation
-from shared.contracts import (
-    AnswerDrafted,
-    Citation,
-    Fact,
-    Generation,
-    ModelCallBudget,
-    Passage,
-    Source,
-    ToolsCompleted,
-)
+from shared.contracts.answers import AnswerDrafted, Citation, Generation, ToolsCompleted
+from shared.contracts.envelope import ModelCallBudget
+from shared.contracts.tool_results import Fact, Passage, Source
 from shared.model_calls import observed_model_call
 from shared.value_formatting import format_fact_value, format_value
 
@@ -70,6 +69,15 @@ SYSTEM_PROMPT = (
 )
 
 
+# Added to SYSTEM_PROMPT when the answer has a table: the model writes the lead above it.
+TABLE_PROMPT = (
+    " A table of every fact (`table`) is shown under your answer, and how each computed "
+    "figure was reached beside it: write only a short lead of one or two sentences, at most "
+    f"{LEAD_CHARACTERS} characters, that answers the question (where the figures started "
+    "and ended, where they peaked, which company led), not every figure, and no arithmetic."
+)
+
+
 PASSAGES_PROMPT = (
     "You answer questions about filings and documents for finq. Use ONLY the numbered "
     "passages given. Mark every statement with the number of the passage it comes from, "
@@ -92,14 +100,14 @@ def _passage_line(number: int, passage: Passage) -> dict[str, Any]:
     }
 
 
-def _fact_line(fact: Fact) -> dict[str, Any]:
+def _fact_line(fact: Fact, written: str | None = None) -> dict[str, Any]:
     line: dict[str, Any] = {
         "source_id": fact.source_id,
         "company": fact.company,
         "metric": fact.metric_label,
         "period": fact.period,
         "period_end": fact.period_end.isoformat(),
-        "value": format_fact_value(fact),
+        "value": written or format_fact_value(fact),
     }
     if fact.differs is not None:
         # Another source gives another figure: the model says both, as the template does.
@@ -117,14 +125,22 @@ def prompt_messages(completed: ToolsCompleted, reference: AnswerDrafted) -> list
     missing = [item for result in completed.results for item in result.missing]
     passages = [p for result in completed.results for p in result.passages]
     context: dict[str, Any] = {"question": completed.route.question}
+    system = PASSAGES_PROMPT if passages else SYSTEM_PROMPT
     if passages:
         context["passages"] = [_passage_line(n, p) for n, p in enumerate(passages, start=1)]
     else:
-        context["facts"] = [_fact_line(fact) for fact in facts]
+        # Beneath a table, each value as its column writes it, so the lead agrees with it.
+        glance = figure_glance(facts) if reference.table is not None else None
+        context["facts"] = [
+            _fact_line(fact, glance.written(fact) if glance else None) for fact in facts
+        ]
         context["not_held"] = missing
+        if reference.table is not None:
+            context["table"] = reference.table.model_dump()
+            system += TABLE_PROMPT
     context["reference_answer"] = reference.answer
     messages = [
-        {"role": "system", "content": PASSAGES_PROMPT if passages else SYSTEM_PROMPT},
+        {"role": "system", "content": system},
         {"role": "user", "content": json.dumps(context, ensure_ascii=False)},
     ]
     if completed.repair is not None:
