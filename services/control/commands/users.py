@@ -1,4 +1,4 @@
-"""`finq users add NAME | list | revoke NAME`: who may ask, by API key."""
+"""`finq users add NAME | list | revoke NAME | delete NAME`: who may ask, by API key."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ def register(subparsers: Subparsers) -> None:
     users_revoke = users_commands.add_parser("revoke", help="revoke a user's key")
     users_revoke.add_argument("name")
     users_revoke.set_defaults(handler=command_users_revoke)
+    users_delete = users_commands.add_parser(
+        "delete", help="delete a user and every row of theirs (asks first)"
+    )
+    users_delete.add_argument("name")
+    users_delete.add_argument("--yes", action="store_true", help="delete without asking")
+    users_delete.set_defaults(handler=command_users_delete)
 
 
 def command_users_add(args: argparse.Namespace, settings: ControlSettings) -> int:
@@ -72,6 +78,41 @@ def command_users_revoke(args: argparse.Namespace, settings: ControlSettings) ->
         print(f"user {user.name}: key {user.key_prefix}… revoked")
 
     return as_owner(settings, revoke)
+
+
+def command_users_delete(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq users delete NAME [--yes]`: what DELETE /v1/me does for a user, for an operator
+    (shared/account_data.py): every row of theirs, then the user and their key. Asked on
+    the terminal first, unless --yes; anything but yes deletes nothing."""
+    from shared.account_data import delete_account
+    from shared.identity import IdentityError
+
+    async def delete(conn: asyncpg.Connection) -> None:
+        user_id = await conn.fetchval("SELECT id FROM users WHERE name = $1", args.name)
+        if user_id is None:
+            raise IdentityError(f"no user named {args.name!r}")
+        question = (
+            f"Delete user {args.name} ({user_id}), their conversations, uploads, portfolio "
+            "and every other row of theirs? This cannot be undone. [y/N] "
+        )
+        if not args.yes and not confirmed(question):
+            raise IdentityError(f"user {args.name} was not deleted (not confirmed)")
+        deleted = await delete_account(conn, user_id)
+        rows = ", ".join(f"{table} {count}" for table, count in deleted.rows.items() if count)
+        gone = "deleted, their key with them" if deleted.user_removed else "kept (it has no key)"
+        print(f"user {args.name}: {sum(deleted.rows.values())} rows deleted ({rows or 'none'})")
+        print(f"user {args.name} {gone}")
+
+    return as_owner(settings, delete)
+
+
+def confirmed(question: str) -> bool:
+    """Whether the operator answers yes on the terminal (no answer at all is a no)."""
+    try:
+        answer = input(question)
+    except EOFError:
+        return False
+    return answer.strip().lower() in {"y", "yes"}
 
 
 def as_owner(
