@@ -9,6 +9,13 @@ A derived fact brings its arithmetic's figures along: each input is a fetched fi
 own period (the opening balance of an average is the previous year's), and the constants of
 its formula ("× 100", "× 365", the "4" of a stock split) count as shown bare numbers of the
 fact's period. A tampered input matches neither and fails like any other figure.
+
+An answer's table and the workings of its computed figures are shown to the user too, and
+checked by the same rules: each cell is read as a line naming its row and its column
+("FY2023, Revenue: $27.0 billion"), whose years and companies are its context, and the
+caption's where the row and column name none ("NVIDIA, fiscal 2021–2025" names the company
+of every cell, not their years). Each working is read as a line after the figure it works
+out ("NVIDIA's revenue growth, fiscal 2022: (revenue $26.9 billion / …) × 100 = 61.4%").
 """
 
 from __future__ import annotations
@@ -22,7 +29,15 @@ from datetime import date
 from functools import lru_cache
 
 from services.validator.numbers import Scan, ShownNumber, scan
-from shared.contracts import Citation, Fact, Severity, Source, Validation, ValidationIssue
+from shared.contracts.answers import (
+    AnswerTable,
+    Citation,
+    Severity,
+    Validation,
+    ValidationIssue,
+    Working,
+)
+from shared.contracts.tool_results import Fact, Source
 
 # A figure may never be looser than this, however few digits it is shown with.
 MAX_RELATIVE_TOLERANCE = 0.02
@@ -206,7 +221,11 @@ def _describe(fact: _Figure) -> str:
 
 
 def _number_issue(
-    shown: ShownNumber, context: _Context, companies: dict[str, str], near: _Figure | None
+    shown: ShownNumber,
+    context: _Context,
+    companies: dict[str, str],
+    near: _Figure | None,
+    where: str = "",
 ) -> ValidationIssue:
     scope = ""
     if context.symbols:
@@ -216,18 +235,25 @@ def _number_issue(
     message = f"{shown.text} does not match any fetched figure{scope}"
     if near is not None:
         message += f" (it matches {_describe(near)})"
+    if where:
+        message += f" ({where})"
     return ValidationIssue(kind="number", text=shown.text, message=message, severity="high")
 
 
 class _Sentences:
-    """Each sentence's context (years, companies, loss, absence), read once on demand."""
+    """Each sentence's context (years, companies, loss, absence), read once on demand. With
+    a `heading` (a table's caption), a sentence naming no year takes the heading's years,
+    and one naming no company the heading's companies."""
 
-    def __init__(self, answer: str, shown: Scan, facts: Iterable[Fact]) -> None:
+    def __init__(
+        self, answer: str, shown: Scan, facts: Iterable[Fact], heading: str | None = None
+    ) -> None:
         self.answer = answer
         self.shown = shown
         self.starts = _sentence_starts(answer)
         self.names = _company_names(facts)
         self._contexts: dict[int, _Context] = {}
+        self.heading = _Sentences(heading, scan(heading), facts).context_at(0) if heading else None
 
     def span_at(self, offset: int) -> tuple[int, int]:
         index = bisect_right(self.starts, offset) - 1
@@ -239,13 +265,18 @@ class _Sentences:
         if index not in self._contexts:
             begin, end = self.span_at(offset)
             sentence = self.answer[begin:end]
+            years = frozenset(y.year for y in self.shown.years if begin <= y.start < end)
+            symbols = frozenset(
+                symbol
+                for symbol, aliases in self.names.items()
+                if any(_mentions(sentence, alias) for alias in aliases)
+            )
+            if self.heading is not None:
+                years = years or self.heading.years
+                symbols = symbols or self.heading.symbols
             self._contexts[index] = _Context(
-                years=frozenset(y.year for y in self.shown.years if begin <= y.start < end),
-                symbols=frozenset(
-                    symbol
-                    for symbol, aliases in self.names.items()
-                    if any(_mentions(sentence, alias) for alias in aliases)
-                ),
+                years=years,
+                symbols=symbols,
                 loss=_LOSS_RE.search(sentence) is not None,
                 absence=_ABSENCE_RE.search(sentence) is not None,
             )
@@ -268,10 +299,63 @@ def _unit_fits(shown: ShownNumber, unit: str) -> bool:
     return units is None or unit in units
 
 
-def number_misses(answer: str, facts: list[Fact]) -> list[NumberMiss]:
+def number_misses(answer: str, facts: list[Fact], heading: str | None = None) -> list[NumberMiss]:
     """Every figure in `answer` that matches no fact (nor an input or constant of a fact's
-    arithmetic) within its shown precision, in its sentence's year and company."""
-    return _misses(_Sentences(answer, scan(answer), facts), facts)
+    arithmetic) within its shown precision, in its sentence's year and company (or, where
+    it names none, `heading`'s)."""
+    return _misses(_Sentences(answer, scan(answer), facts, heading), facts)
+
+
+# --- an answer's table and workings, as the checker reads them ------------------------
+
+
+def cell_prefix(label: str, column: str) -> str:
+    """What a cell's line says before the cell: its row and its column, which name its
+    period and company ("FY2023, Revenue: ")."""
+    return f"{label}, {column}: "
+
+
+def table_lines(table: AnswerTable) -> list[tuple[int, int, str]]:
+    """(row, cell, line) for each cell that holds a figure, its line read as a sentence.
+    A cell past the header's columns is read too, under no column: nothing shown goes
+    unchecked."""
+    headers = table.columns[1:]
+    lines: list[tuple[int, int, str]] = []
+    for row_index, row in enumerate(table.rows):
+        for index, cell in enumerate(row.cells):
+            if cell is not None:
+                column = headers[index] if index < len(headers) else ""
+                lines.append((row_index, index, cell_prefix(row.label, column) + cell))
+    return lines
+
+
+def working_line(working: Working) -> str:
+    """A working as a sentence: the figure it works out names its company and period."""
+    return f"{working.figure}: {working.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Shown:
+    """One part of what the user is shown (the prose, the table, the workings), read as
+    sentences, and how its issues say where they are."""
+
+    sentences: _Sentences
+    where: str
+
+
+def _shown_parts(
+    answer: str, facts: list[Fact], table: AnswerTable | None, workings: Sequence[Working]
+) -> dict[str, _Shown]:
+    parts = {"prose": _Shown(_Sentences(answer, scan(answer), facts), "")}
+    if table is not None:
+        # The caption is a line of its own (its years are checked), and the heading of
+        # every cell's line.
+        text = "\n".join([table.caption, *(line for _, _, line in table_lines(table))])
+        parts["table"] = _Shown(_Sentences(text, scan(text), facts, table.caption), "in the table")
+    if workings:
+        text = "\n".join(working_line(working) for working in workings)
+        parts["workings"] = _Shown(_Sentences(text, scan(text), facts), "in how it was computed")
+    return parts
 
 
 def _misses(sentences: _Sentences, facts: list[Fact]) -> list[NumberMiss]:
@@ -319,28 +403,92 @@ def check_answer(
     citations: list[Citation],
     sources: list[Source],
     passages: Sequence[str] = (),
+    *,
+    table: AnswerTable | None = None,
+    workings: Sequence[Working] = (),
 ) -> Validation:
-    """Every figure, year, date, citation and accession in `answer` must be backed by
-    `facts`, `sources` or (for quotes) `passages`. Figures off or under the wrong
-    year/company are "high", unknown years and dates "medium", unknown citations, `[n]`
-    markers past the citations and accessions "critical"; the answer passes when nothing
-    reaches "medium"."""
-    shown = scan(answer)
-    issues: list[ValidationIssue] = []
-    sentences = _Sentences(answer, shown, facts)
-    context_at = sentences.context_at
+    """Every figure, year, date, citation and accession in `answer`, its `table` and its
+    `workings` must be backed by `facts`, `sources` or (for quotes) `passages`. Figures off
+    or under the wrong year/company are "high", unknown years and dates "medium", unknown
+    citations, `[n]` markers past the citations and accessions "critical"; the answer
+    passes when nothing reaches "medium". `numbers_checked` counts the figures of all
+    three."""
+    checked = check_parts(answer, facts, citations, sources, passages, table, workings)
+    validation = grade(issue for issues in checked.issues.values() for issue in issues)
+    validation.numbers_checked = checked.numbers_checked
+    return validation
+
+
+@dataclass(frozen=True)
+class CheckedParts:
+    """The issues of each part of an answer ("prose", "table", "workings"), so a repair can
+    mend each where it is, and how many figures the parts show."""
+
+    issues: dict[str, list[ValidationIssue]]
+    numbers_checked: int
+
+
+def check_parts(
+    answer: str,
+    facts: list[Fact],
+    citations: list[Citation],
+    sources: list[Source],
+    passages: Sequence[str] = (),
+    table: AnswerTable | None = None,
+    workings: Sequence[Working] = (),
+) -> CheckedParts:
+    """`check_answer`'s findings, part by part; citations belong to the prose."""
     display = {fact.symbol: fact.company for fact in facts}
-
-    # a, b: each figure matches a fact's value (or an input or constant of its arithmetic)
-    # within its shown precision, in its sentence's year and company.
     quoted = passage_numbers(passages)
-    for miss in _misses(sentences, facts):
-        if quoted_in(miss.shown, quoted):
-            continue
-        context = context_at(miss.shown.start)
-        issues.append(_number_issue(miss.shown, context, display, miss.near))
+    known_years, known_dates = _known_periods(facts, sources, passages)
+    parts = _shown_parts(answer, facts, table, workings)
+    found: dict[str, list[ValidationIssue]] = {}
+    for name, part in parts.items():
+        sentences, where = part.sentences, part.where
+        shown, context_at = sentences.shown, sentences.context_at
+        issues: list[ValidationIssue] = []
+        # a, b: each figure matches a fact's value (or an input or constant of its
+        # arithmetic) within its shown precision, in its sentence's year and company.
+        for miss in _misses(sentences, facts):
+            if quoted_in(miss.shown, quoted):
+                continue
+            context = context_at(miss.shown.start)
+            issues.append(_number_issue(miss.shown, context, display, miss.near, where))
+        # c: years and dates must be periods (or filing dates) of what was fetched.
+        for year in shown.years:
+            if year.year not in known_years and not context_at(year.start).absence:
+                issues.append(
+                    ValidationIssue(
+                        kind="year",
+                        text=year.text,
+                        message=f"{year.text} is not a fiscal year of any fetched figure"
+                        + (f" ({where})" if where else ""),
+                        severity="medium",
+                    )
+                )
+        for shown_date in shown.dates:
+            if shown_date.value not in known_dates and not context_at(shown_date.start).absence:
+                issues.append(
+                    ValidationIssue(
+                        kind="date",
+                        text=shown_date.text,
+                        message=(
+                            f"{shown_date.text} is not a period end, period start or filing "
+                            "date of any fetched figure" + (f" ({where})" if where else "")
+                        ),
+                        severity="medium",
+                    )
+                )
+        issues.extend(_citation_issues(shown, citations if name == "prose" else [], sources))
+        found[name] = issues
+    numbers = sum(len(part.sentences.shown.numbers) for part in parts.values())
+    return CheckedParts(found, numbers)
 
-    # c: years and dates must be periods (or filing dates) of what was fetched.
+
+def _known_periods(
+    facts: list[Fact], sources: list[Source], passages: Sequence[str]
+) -> tuple[set[int], set[date]]:
+    """The years and dates an answer may name: of the fetched figures, sources and quotes."""
     known_years: set[int] = set()
     known_dates: set[date] = set()
     for source in sources:
@@ -363,31 +511,14 @@ def check_answer(
         if fact.period_start is not None:
             known_years.add(fact.period_start.year)
             known_dates.add(fact.period_start)
-    for year in shown.years:
-        if year.year not in known_years and not context_at(year.start).absence:
-            issues.append(
-                ValidationIssue(
-                    kind="year",
-                    text=year.text,
-                    message=f"{year.text} is not a fiscal year of any fetched figure",
-                    severity="medium",
-                )
-            )
-    for shown_date in shown.dates:
-        if shown_date.value not in known_dates and not context_at(shown_date.start).absence:
-            issues.append(
-                ValidationIssue(
-                    kind="date",
-                    text=shown_date.text,
-                    message=(
-                        f"{shown_date.text} is not a period end, period start or filing date "
-                        "of any fetched figure"
-                    ),
-                    severity="medium",
-                )
-            )
+    return known_years, known_dates
 
-    # d: citations and accession numbers must name fetched sources.
+
+def _citation_issues(
+    shown: Scan, citations: list[Citation], sources: list[Source]
+) -> list[ValidationIssue]:
+    """d: citations, `[n]` markers and accession numbers must name fetched sources."""
+    issues: list[ValidationIssue] = []
     by_id = {source.source_id: source for source in sources}
     for citation in citations:
         source = by_id.get(citation.source_id)
@@ -426,10 +557,7 @@ def check_answer(
                     severity="critical",
                 )
             )
-
-    validation = grade(issues)
-    validation.numbers_checked = len(shown.numbers)
-    return validation
+    return issues
 
 
 def grade(issues: Iterable[ValidationIssue]) -> Validation:

@@ -8,31 +8,34 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from services.validator.checking import check_answer, grade
+from services.validator.checking import check_answer, check_parts, grade
 from services.validator.numbers import extract_years
 from services.validator.repairing import (
+    TABLE_WITHHELD_NOTE,
     Fetcher,
     absence_claims,
     contradiction_issues,
     held_after_all,
     patch_numbers,
+    patch_table,
+    patch_workings,
     withhold,
+    withhold_cells,
+    withhold_workings,
 )
 from services.validator.route_checking import route_issues
-from shared.contracts import (
+from shared.contracts.answers import (
     AnswerDrafted,
     AnswerValidated,
-    Envelope,
-    LoggedToolCall,
     RepairRequest,
-    RouteDecided,
-    RouteSummary,
-    StageRun,
-    ToolCall,
     ToolsCompleted,
     ValidationIssue,
-    utc_now,
 )
+from shared.contracts.base import utc_now
+from shared.contracts.envelope import Envelope
+from shared.contracts.events import LoggedToolCall, StageRun
+from shared.contracts.questions import RouteDecided, RouteSummary
+from shared.contracts.tool_results import ToolCall
 from shared.subjects import Stage
 from shared.tools import GetFinancialMetricsArgs
 
@@ -191,18 +194,43 @@ def repair_template(
     draft: AnswerDrafted, attempt: int, contradicted: Sequence[ValidationIssue] = ()
 ) -> AnswerValidated:
     """A failing template answer made safe to show: each wrong figure patched with the fact
-    its sentence is about, then any sentence still failing (and any unknown citation)
-    withheld. The repairs are listed in `validation.repairs`."""
+    its sentence (or table cell, or working) is about, then any sentence still failing (and
+    any unknown citation) withheld, any cell still failing emptied and any working still
+    failing dropped. The repairs are listed in `validation.repairs`."""
     text, repairs = patch_numbers(draft.answer, draft.facts)
-    patched = draft.model_copy(update={"answer": text})
+    table, patched_cells = patch_table(draft.table, draft.facts)
+    workings, patched_workings = patch_workings(draft.workings, draft.facts)
+    repairs.extend([*patched_cells, *patched_workings])
+    patched = draft.model_copy(update={"answer": text, "table": table, "workings": workings})
     still = [issue for issue in contradicted if issue.text in text]
     validated = validate_draft(patched, attempt + 1, still)
     if not validated.validation.passed:
-        text, citations, withheld = withhold(text, draft.citations, validated.validation.issues)
-        repairs.extend(withheld)
-        patched = patched.model_copy(update={"answer": text, "citations": citations})
+        sources = [source for result in draft.results for source in result.sources]
+        passages = [passage.text for result in draft.results for passage in result.passages]
+        parts = check_parts(
+            text, draft.facts, draft.citations, sources, passages, table, workings
+        ).issues
+        table_issues, working_issues = parts.get("table", []), parts.get("workings", [])
+        table, withheld_cells = withhold_cells(table, table_issues)
+        workings, withheld_workings = withhold_workings(workings, working_issues)
+        elsewhere = [*table_issues, *working_issues]
+        in_prose = [i for i in validated.validation.issues if i not in elsewhere]
+        text, citations, withheld = withhold(text, draft.citations, in_prose)
+        if withheld_cells:
+            text = f"{text} {TABLE_WITHHELD_NOTE}"
+        repairs.extend([*withheld, *withheld_cells, *withheld_workings])
+        patched = patched.model_copy(
+            update={"answer": text, "citations": citations, "table": table, "workings": workings}
+        )
         still = [issue for issue in still if issue.text in text]
         validated = validate_draft(patched, attempt + 1, still)
+        left = check_parts(text, draft.facts, citations, sources, passages, table, workings)
+        if left.issues.get("table") or left.issues.get("workings"):
+            # What is left failing is not in a cell or a working (a caption, a row's label):
+            # the table goes whole, rather than shown unchecked.
+            repairs.append("withheld the table and how its figures were computed")
+            patched = patched.model_copy(update={"table": None, "workings": []})
+            validated = validate_draft(patched, attempt + 1, still)
     validated.validation.repairs = repairs
     return validated
 
@@ -286,7 +314,15 @@ def validate_draft(
 ) -> AnswerValidated:
     sources = [source for result in draft.results for source in result.sources]
     passages = [passage.text for result in draft.results for passage in result.passages]
-    validation = check_answer(draft.answer, draft.facts, draft.citations, sources, passages)
+    validation = check_answer(
+        draft.answer,
+        draft.facts,
+        draft.citations,
+        sources,
+        passages,
+        table=draft.table,
+        workings=draft.workings,
+    )
     # The facts must be of the question asked, not only right in themselves.
     mismatched = route_issues(draft)
     if contradicted or mismatched:
@@ -303,6 +339,8 @@ def validate_draft(
         validation=validation,
         route=RouteSummary.of(draft.route),
         chart=draft.chart,
+        table=draft.table,
+        workings=draft.workings,
         suggestions=draft.suggestions,
         generation=draft.generation,
     )

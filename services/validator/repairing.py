@@ -4,6 +4,8 @@ failed validation:
 - a wrong figure in a template answer is patched with the one fact its sentence is about,
   written the way the answerer writes it;
 - what cannot be patched is withheld: the sentence goes, and the answer says one was left out;
+  a cell of the answer's table is emptied, a working of a computed figure is dropped, in
+  the same way and for the same reasons;
 - a claim that no figure is held ("no data for fiscal 2022") is checked against the database
   before it is shown, since a model (or a stale plan) may say so of a period that is there.
 """
@@ -15,19 +17,32 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from services.validator.checking import NumberMiss, number_misses, sentence_spans
+from services.validator.checking import (
+    NumberMiss,
+    cell_prefix,
+    number_misses,
+    sentence_spans,
+    table_lines,
+    working_line,
+)
 from services.validator.numbers import extract_years
-from shared.contracts import Citation, Fact, RouteDecided, ValidationIssue
+from shared.contracts.answers import AnswerTable, AnswerTableRow, Citation, ValidationIssue, Working
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import Fact
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.tools import GetFinancialMetricsArgs
-from shared.value_formatting import format_value
+from shared.value_formatting import format_money_in, format_value
 
 _LOSS_RE = re.compile(r"\b(?:loss|losses|deficit)\b", re.IGNORECASE)
 _QUARTER_RE = re.compile(r"\bQ([1-4])\b")
 WITHHELD_NOTE = (
     "One statement was left out because its figure could not be checked against the data."
 )
+TABLE_WITHHELD_NOTE = (
+    "Figures that could not be checked against the data were left out of the table."
+)
+_SCALE_WORDS = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}
 NOTHING_LEFT = (
     "I found data for this question but could not check the figures against it, so I have "
     "left them out."
@@ -57,13 +72,17 @@ def _describe(fact: Fact) -> str:
     return f"{possessive(fact.company)} {mid_sentence(fact.metric_label)} for {fact.period}"
 
 
-def patch_numbers(answer: str, facts: list[Fact]) -> tuple[str, list[str]]:
+def patch_numbers(
+    answer: str, facts: list[Fact], heading: str | None = None, keep_scale: bool = False
+) -> tuple[str, list[str]]:
     """`answer` with each figure that no fact backs replaced by the value of the one fact its
-    sentence is about; figures with no single such fact are left for `withhold`. Returns the
-    text and what was patched, in reading order."""
+    sentence (or, where it names no period or company, `heading`) is about; figures with no
+    single such fact are left for `withhold`. With `keep_scale`, an amount is written in
+    the scale it was shown in (a table's column keeps one scale). Returns the text and what
+    was patched, in reading order."""
     patched = answer
     repairs: list[str] = []
-    for miss in reversed(number_misses(answer, facts)):  # right to left: offsets stay valid
+    for miss in reversed(number_misses(answer, facts, heading)):  # right to left
         begin, end = miss.sentence
         sentence = answer[begin:end]
         fact = _meant(sentence, miss.shown.start - begin, miss)
@@ -73,6 +92,9 @@ def patch_numbers(answer: str, facts: list[Fact]) -> tuple[str, list[str]]:
         if value < 0 and _LOSS_RE.search(sentence):
             value = -value  # "a net loss of $1.2 billion" already says the sign
         replacement = format_value(value, fact.unit)
+        word = _SCALE_WORDS.get(miss.shown.scale)
+        if keep_scale and miss.shown.kind == "money" and fact.unit == "USD" and word:
+            replacement = format_money_in(value, (miss.shown.scale, word))
         if miss.shown.kind == "plain" and fact.unit in {"USD", "USD/share"}:
             # "383,285 million" has no "$" before it; keep the sentence's own shape.
             replacement = replacement.lstrip("-$")
@@ -108,6 +130,84 @@ def withhold(
     shown = [c for c in citations if c.source_id not in bad_citations]
     # An accession written in the text is a citation too; a sentence holding one is gone above.
     return text, shown, repairs
+
+
+def patch_table(
+    table: AnswerTable | None, facts: list[Fact]
+) -> tuple[AnswerTable | None, list[str]]:
+    """`table` with each cell's wrong figure patched as a sentence's would be, the cell's
+    row and column (and the caption) naming what it is about."""
+    if table is None:
+        return None, []
+    cells = [list(row.cells) for row in table.rows]
+    repairs: list[str] = []
+    for row_index, index, line in table_lines(table):
+        prefix = line[: len(line) - len(cells[row_index][index] or "")]
+        text, patched = patch_numbers(line, facts, table.caption, keep_scale=True)
+        # A figure in a row's label is no cell's to patch: that one is withheld instead.
+        if patched and text.startswith(prefix):
+            cells[row_index][index] = text[len(prefix) :]
+            repairs.extend(f"{repair} in the table" for repair in patched)
+    return _with_cells(table, cells), repairs
+
+
+def withhold_cells(
+    table: AnswerTable | None, issues: Iterable[ValidationIssue]
+) -> tuple[AnswerTable | None, list[str]]:
+    """`table` with each cell holding a failed figure, year or date emptied."""
+    bad_texts = [i.text for i in issues if i.kind != "citation" and i.text]
+    if table is None or not bad_texts:
+        return table, []
+    cells = [list(row.cells) for row in table.rows]
+    repairs: list[str] = []
+    headers = table.columns[1:]
+    for row_index, index, _ in table_lines(table):
+        cell = cells[row_index][index] or ""
+        if any(text in cell for text in bad_texts):
+            column = headers[index] if index < len(headers) else ""
+            label = table.rows[row_index].label
+            repairs.append(f"withheld from the table: {cell_prefix(label, column)}{cell}")
+            cells[row_index][index] = None
+    return _with_cells(table, cells), repairs
+
+
+def _with_cells(table: AnswerTable, cells: list[list[str | None]]) -> AnswerTable:
+    rows = [
+        AnswerTableRow(label=row.label, cells=row_cells)
+        for row, row_cells in zip(table.rows, cells, strict=True)
+    ]
+    return table.model_copy(update={"rows": rows})
+
+
+def patch_workings(workings: list[Working], facts: list[Fact]) -> tuple[list[Working], list[str]]:
+    """Each working's wrong figure patched, the figure it works out naming its period."""
+    patched_workings: list[Working] = []
+    repairs: list[str] = []
+    for working in workings:
+        line = working_line(working)
+        prefix = line[: len(line) - len(working.text)]
+        text, patched = patch_numbers(line, facts)
+        if patched and text.startswith(prefix):
+            working = working.model_copy(update={"text": text[len(prefix) :]})
+            repairs.extend(f"{repair} in how {working.figure} was computed" for repair in patched)
+        patched_workings.append(working)
+    return patched_workings, repairs
+
+
+def withhold_workings(
+    workings: list[Working], issues: Iterable[ValidationIssue]
+) -> tuple[list[Working], list[str]]:
+    """The workings without those holding a failed figure, year or date."""
+    bad_texts = [i.text for i in issues if i.kind != "citation" and i.text]
+    kept: list[Working] = []
+    repairs: list[str] = []
+    for working in workings:
+        line = working_line(working)
+        if any(text in line for text in bad_texts):
+            repairs.append(f"withheld how it was computed: {line}")
+            continue
+        kept.append(working)
+    return kept, repairs
 
 
 # --- "no data" claims against the database ---------------------------------------------

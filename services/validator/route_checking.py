@@ -9,17 +9,20 @@ different question, and fails as "high" like a wrong figure.
 
 from __future__ import annotations
 
-from shared.contracts import AnswerDrafted, Fact, Understood, ValidationIssue
+from shared.contracts.answers import AnswerDrafted, ValidationIssue
+from shared.contracts.tool_results import Fact
+from shared.contracts.understanding import Understood
 from shared.value_formatting import format_value
 
 FIGURE_INTENTS = frozenset({"metric_lookup", "metric_comparison", "metric_trend"})
 
 
-def _shown(fact: Fact, answer: str) -> str:
-    """The figure as the answer writes it, so a failing sentence can be withheld; empty when
-    the answer does not show it in the template's words."""
+def _shown(fact: Fact, draft: AnswerDrafted) -> str:
+    """The figure as the answer (or a cell of its table) writes it, so a failing sentence or
+    cell can be withheld; empty when neither shows it in the template's words."""
     written = format_value(fact.value, fact.unit)
-    return written if written in answer else ""
+    cells = [cell for row in draft.table.rows for cell in row.cells] if draft.table else []
+    return written if written in draft.answer or written in cells else ""
 
 
 def asked_years(understood: Understood) -> set[int]:
@@ -45,9 +48,7 @@ def route_issues(draft: AnswerDrafted) -> list[ValidationIssue]:
 
     def issue(kind: str, fact: Fact, message: str) -> None:
         issues.append(
-            ValidationIssue(
-                kind=kind, text=_shown(fact, draft.answer), message=message, severity="high"
-            )
+            ValidationIssue(kind=kind, text=_shown(fact, draft), message=message, severity="high")
         )
 
     if not understood.covered:
