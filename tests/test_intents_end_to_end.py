@@ -40,15 +40,25 @@ async def test_a_comparison_shows_both_sides(client: httpx.AsyncClient) -> None:
     assert body["validation"]["passed"], body["validation"]
 
 
-async def test_a_range_is_a_trend_with_every_value_and_a_trend_sentence(
+async def test_a_range_is_a_trend_lead_over_a_table_of_every_value(
     client: httpx.AsyncClient,
 ) -> None:
     body = await ask(client, "Apple revenue from 2021 through 2023")
     assert body["route"]["intent"] == "metric_trend"
-    for figure in ("$365.8 billion", "$394.3 billion", "$383.3 billion"):
-        assert figure in body["answer"]
-    assert "From fiscal 2021 to fiscal 2023, Apple's revenue rose" in body["answer"]
+    assert body["answer"] == (
+        "Apple's revenue rose from $365.8 billion in fiscal 2021 to $383.3 billion in fiscal "
+        "2023, peaking at $394.3 billion in fiscal 2022."
+    )
+    table = body["table"]
+    assert table["columns"] == ["Fiscal year", "Revenue"]
+    assert [(row["label"], row["cells"]) for row in table["rows"]] == [
+        ("FY2021", ["$365.8 billion"]),
+        ("FY2022", ["$394.3 billion"]),
+        ("FY2023", ["$383.3 billion"]),
+    ]
     assert body["validation"]["passed"], body["validation"]
+    # The cells are checked too: three in the table, three in the lead.
+    assert body["validation"]["numbers_checked"] == 6
 
 
 async def test_a_document_question_with_no_filings_loaded_says_how_to_load_them(

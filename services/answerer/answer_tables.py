@@ -285,7 +285,8 @@ def _trend_lead(glance: Glance) -> str:
     if not clauses:
         return f"{glance.table.caption}: the figures are in the table."
     lead = clauses[0] if len(clauses) == 1 else f"{', '.join(clauses[:-1])}, and {clauses[-1]}"
-    peaks: list[str] = []
+    # Each peak as (whose figure, its value, its period), said after the series.
+    peaks: list[tuple[str, str, str]] = []
     for index in bases:
         growth = next((g for g, base in glance.growth_of.items() if base == index), None)
         for column in (index, growth):
@@ -300,15 +301,29 @@ def _trend_lead(glance: Glance) -> str:
                     lead = f"{lead}, {said}"
                 continue
             whose = f"{possessive(peak.company)} " if several else ""
-            label = mid_sentence(peak.metric_label)
-            # "revenue growth peaked at 125.9% in fiscal 2024 and net income growth at …"
-            verb = "" if peaks else " peaked"
-            said = f"{whose}{label}{verb} at {glance.written(peak)} in {fiscal_period(peak)}"
-            if _within([lead, *peaks], said, " and "):
-                peaks.append(said)
+            candidate = (
+                f"{whose}{mid_sentence(peak.metric_label)}",
+                glance.written(peak),
+                fiscal_period(peak),
+            )
+            if len(_with_peaks(lead, [*peaks, candidate])) <= LEAD_CHARACTERS:
+                peaks.append(candidate)
+    return _with_peaks(lead, peaks)
+
+
+def _with_peaks(lead: str, peaks: list[tuple[str, str, str]]) -> str:
+    """ "…; revenue growth peaked at 125.9% and net income growth at 581.3%, both in fiscal
+    2024." — the period once when every peak shares it."""
     if not peaks:
         return f"{lead}."
-    listed = peaks[0] if len(peaks) == 1 else f"{', '.join(peaks[:-1])} and {peaks[-1]}"
+    shared = len({period for _, _, period in peaks}) == 1 and len(peaks) > 1
+    said = [
+        f"{whose}{' peaked' if n == 0 else ''} at {value}" + ("" if shared else f" in {period}")
+        for n, (whose, value, period) in enumerate(peaks)
+    ]
+    listed = said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
+    if shared:
+        listed += f", {'both' if len(peaks) == 2 else 'all'} in {peaks[0][2]}"
     return f"{lead}; {listed}."
 
 
