@@ -81,6 +81,7 @@ export async function api(path, { method = "GET", json, signal } = {}) {
   }
   const response = await send(path, init);
   if (!response.ok) throw await errorOf(response);
+  if (response.status === 204) return null; // a deletion answers with no body
   return response.json();
 }
 

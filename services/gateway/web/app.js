@@ -6,6 +6,7 @@ import { ApiError, api, ask, auth, onUnauthorized, upload } from "./api.js";
 import { renderChart } from "./chart.js";
 import { showCompanies } from "./companies.js";
 import { h, replaceChildren, s, safeUrl } from "./dom.js";
+import { conversationDeleteButton, showDocuments } from "./yourdata.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -86,6 +87,7 @@ function afterIdentityChange() {
   state.catalog = null;
   loadConversations();
   if (!$("view-portfolio").hidden) loadPortfolio();
+  if (!$("view-documents").hidden) loadDocuments();
   if (!$("view-companies").hidden) loadCompanies();
 }
 
@@ -102,6 +104,7 @@ function showView(name, { focus = false } = {}) {
   }
   if (name === "metrics") loadCatalog();
   if (name === "portfolio") loadPortfolio();
+  if (name === "documents") loadDocuments();
   if (name === "companies") loadCompanies();
   if (focus) {
     const first = { chat: "question", companies: "companies-heading", documents: "upload-file", metrics: "metric-query", portfolio: "portfolio-heading" }[name];
@@ -129,7 +132,7 @@ async function loadConversations() {
       conversations.map((c) =>
         h(
           "li",
-          null,
+          { class: "conversation-item" },
           h(
             "button",
             {
@@ -142,12 +145,21 @@ async function loadConversations() {
             h("span", { class: "conversation-title" }, c.title),
             h("span", { class: "muted small" }, `${formatWhen(c.updated_at)} · ${c.message_count} messages`),
           ),
+          conversationDeleteButton(c, conversationDeleted, (message) => {
+            status.textContent = message;
+          }),
         ),
       ),
     );
   } catch (error) {
     status.textContent = `Conversations could not be loaded: ${error.message}`;
   }
+}
+
+// A deleted conversation leaves the list; the thread is emptied when it was the open one.
+function conversationDeleted(id) {
+  if (state.conversationId === id) startNewConversation();
+  loadConversations();
 }
 
 function markCurrentConversation() {
@@ -647,6 +659,12 @@ async function uploadDocument(event) {
   }
   card.dataset.documentId = job.id;
   await followJob(job, card, progress, status);
+  loadDocuments();
+}
+
+// The user's uploads, each with its delete button (yourdata.js).
+function loadDocuments() {
+  showDocuments($("document-list"), $("documents-status"));
 }
 
 const STATUS_WORDS = { pending: "Waiting to be read", parsing: "Reading", embedding: "Indexing", ready: "Ready", failed: "Failed" };
