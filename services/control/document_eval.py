@@ -34,6 +34,7 @@ from services.control.retrieval_eval import (
     RetrievalQuestion,
     first_evidence_rank,
 )
+from services.control.stated_figures import shown_text
 
 QUESTIONS_FILE = Path(__file__).resolve().parent / "document_questions.jsonl"
 # Written by a helper who never read how finq reads filings (the text extraction, the
@@ -445,7 +446,7 @@ def evaluate_documents_in_pipeline(
                 response.raise_for_status()
                 body = response.json()
                 return AnsweredQuestion(
-                    body["answer"], cited_pages(body, names), body["validation"]["passed"]
+                    shown_text(body), cited_pages(body, names), body["validation"]["passed"]
                 )
 
             # One at a time, so each answer's latency is its own.

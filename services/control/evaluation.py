@@ -1,12 +1,12 @@
 """`finq eval`: the team's golden questions through the live pipeline, scored.
 
 Each golden question says what it must get: the intent, the tools, the arguments that
-matter, and the answer — figures (each stated in the answer's text with its value to the
-precision shown, and, for a catalog metric, found among the answer's facts under the right
-company, metric and period), a clarifying question, a refusal, a "no data" answer naming
-what is missing, an "uncovered" answer that shows no figure for a question stored figures
-cannot answer, and so on. Follow-ups share a `conversation` and are asked in order in one
-conversation; everything else is asked concurrently.
+matter, and the answer — figures (each stated in the answer's text or its table with its
+value to the precision shown, and, for a catalog metric, found among the answer's facts
+under the right company, metric and period), a clarifying question, a refusal, a "no data"
+answer naming what is missing, an "uncovered" answer that shows no figure for a question
+stored figures cannot answer, and so on. Follow-ups share a `conversation` and are asked
+in order in one conversation; everything else is asked concurrently.
 
 The questions come in three splits. "dev" (`golden_questions.jsonl`) is what the rules are
 tuned against: the original questions (ids g…, the ones the README's figures were tuned
@@ -41,7 +41,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from services.control.progress import Progress, Step
-from services.control.stated_figures import StatedNumber, stated_numbers
+from services.control.stated_figures import StatedNumber, shown_text, stated_numbers
 from shared.metric_catalog import METRICS_BY_ID
 
 GOLDEN_FILE = Path(__file__).resolve().parent / "golden_questions.jsonl"
@@ -221,7 +221,7 @@ def _figure_found(figure: ExpectedFigure, facts: list[dict[str, Any]]) -> bool:
 
 
 def _figure_stated(figure: ExpectedFigure, numbers: list[StatedNumber]) -> bool:
-    """Whether the answer's text states the figure, to the precision it shows."""
+    """Whether the answer's text or table states the figure, to the precision it shows."""
     unit = figure.value_unit
     return any(number.states(figure.value, unit) for number in numbers)
 
@@ -257,20 +257,22 @@ def score(outcome: Outcome) -> Score:
             problems.append("arguments " + ", ".join(wrong))
 
     answer = body.get("answer", "")
+    # The lead and the table beneath it: a figure or a name shown in either is said.
+    shown = shown_text(body)
     needs = bool(body.get("needs_clarification"))
     validation = body.get("validation") or {}
     if golden.expect == "uncovered":
         # It must name what was asked, in whatever case the reply writes it.
-        missing_text = [text for text in golden.contains if text.lower() not in answer.lower()]
+        missing_text = [text for text in golden.contains if text.lower() not in shown.lower()]
     else:
-        missing_text = [text for text in golden.contains if text not in answer]
+        missing_text = [text for text in golden.contains if text not in shown]
     if missing_text:
         problems.append(f"answer lacks {missing_text}")
     answer_ok = not missing_text
     facts = body.get("facts") or []
     for_another = False
     if golden.expect == "figures":
-        numbers = stated_numbers(answer)
+        numbers = stated_numbers(shown)
         unstated = [f for f in golden.figures if not _figure_stated(f, numbers)]
         if unstated:
             problems.append(

@@ -17,9 +17,10 @@ a scale cannot be told from those.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 Kind = Literal["money", "percent", "multiple", "shares", "days"]
 
@@ -157,6 +158,23 @@ def stated_numbers(text: str) -> list[StatedNumber]:
             )
         )
     return numbers
+
+
+def shown_text(body: Mapping[str, Any]) -> str:
+    """What an answer (a response body of POST /v1/ask) shows the user in words and figures:
+    its text, then its table, caption and headers and each row a line of its own ("FY2023:
+    $27.0 billion; 0.223%"). A figure in the table is stated as much as one in the prose.
+    The workings are not: they show how a figure was reached, behind a disclosure, and a
+    figure that appears only as another's input does not answer the question."""
+    lines = [str(body.get("answer") or "")]
+    table = body.get("table") or {}
+    if table:
+        lines.append(str(table.get("caption") or ""))
+        lines.append("; ".join(str(column) for column in table.get("columns") or []))
+        for row in table.get("rows") or []:
+            cells = "; ".join(str(cell) for cell in row.get("cells") or [] if cell is not None)
+            lines.append(f"{row.get('label', '')}: {cells}")
+    return "\n".join(lines)
 
 
 def states(text: str, expected: float, unit: str | None = None) -> bool:
