@@ -566,7 +566,7 @@ async def bench_baseline(
     from services.router.routing import route_question
     from services.tools.runner import run_route
     from services.validator.finalizing import record_answer, validate_draft
-    from shared.contracts import new_deadline
+    from shared.contracts.envelope import new_deadline
     from shared.db import acting_as, create_pool
     from shared.identity import LOCAL_USER
     from shared.settings import FinqSettings

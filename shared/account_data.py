@@ -28,7 +28,7 @@ from typing import Any, Literal
 import asyncpg
 from pydantic import BaseModel, Field
 
-from shared.contracts import utc_now
+from shared.contracts.base import utc_now
 from shared.db import ACT_AS_SQL
 
 # Every table holding a user's rows (by its `user_id` column), in the order they are

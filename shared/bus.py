@@ -38,7 +38,9 @@ from nats.js.errors import BadRequestError, NotFoundError, ServerError
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from shared import subjects
-from shared.contracts import Envelope, StageRun, utc_now
+from shared.contracts.base import utc_now
+from shared.contracts.envelope import Envelope
+from shared.contracts.events import StageRun
 from shared.metrics import DEAD_LETTERS, STAGE_HANDLING_SECONDS, STAGE_MESSAGES
 from shared.outages import TransientError as TransientError
 from shared.outages import is_transient

@@ -20,7 +20,8 @@ from nats.js import JetStreamContext
 from pydantic import BaseModel
 
 from shared import bus, subjects
-from shared.contracts import Envelope, StageFailed
+from shared.contracts.envelope import Envelope
+from shared.contracts.failures import StageFailed
 from shared.db import create_pool
 from shared.logs import configure_logging
 from shared.metrics import MetricsServer, serve_metrics

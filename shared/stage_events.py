@@ -33,25 +33,23 @@ from pydantic import BaseModel
 
 from shared import subjects
 from shared.bus import Handler, StageOutput
-from shared.contracts import (
-    AnswerDrafted,
-    AnswerValidated,
+from shared.contracts.answers import AnswerDrafted, AnswerValidated, ToolsCompleted
+from shared.contracts.base import utc_now
+from shared.contracts.envelope import Envelope
+from shared.contracts.events import (
     DraftedSummary,
     DraftTextSummary,
-    Envelope,
     FailedSummary,
-    RouteDecided,
     RoutedSummary,
     StageEvent,
     StageEventSummary,
-    StageFailed,
-    ToolResult,
     ToolRun,
-    ToolsCompleted,
     ToolsDoneSummary,
     ValidatedSummary,
-    utc_now,
 )
+from shared.contracts.failures import StageFailed
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import ToolResult
 from shared.subjects import Stage
 
 log = structlog.get_logger("finq.stage_events")

@@ -13,7 +13,9 @@ from nats.aio.client import Client as NatsClient
 
 from services.gateway.conversations import START_CONVERSATION_SQL
 from shared import bus, subjects
-from shared.contracts import Envelope, QuestionAsked, utc_now
+from shared.contracts.base import utc_now
+from shared.contracts.envelope import Envelope
+from shared.contracts.questions import QuestionAsked
 from shared.dead_letters import DeadLetter, list_dead_letters
 from shared.subjects import Stage
 from tests.helpers import wait_until

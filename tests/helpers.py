@@ -15,7 +15,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from shared.contracts import CompanyRef, Fact, MetricRef, Understood
+from shared.contracts.tool_results import Fact
+from shared.contracts.understanding import CompanyRef, MetricRef, Understood
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,7 +17,7 @@ import pytest
 from nats.aio.client import Client as NatsClient
 
 from shared import bus
-from shared.contracts import utc_now
+from shared.contracts.base import utc_now
 from shared.db import acting_as
 from shared.identity import add_user
 from shared.nats_permissions import OPERATOR

@@ -10,7 +10,8 @@ import asyncpg
 from services.router.main import keep_alias_log
 from services.router.routing import route_question
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
-from shared.contracts import Envelope, QuestionAsked
+from shared.contracts.envelope import Envelope
+from shared.contracts.questions import QuestionAsked
 from shared.metric_aliases import (
     confirm_exact_uses,
     list_alias_misses,

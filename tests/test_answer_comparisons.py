@@ -12,7 +12,7 @@ from services.answerer.drafting import reading_note
 from services.answerer.metric_list import compose_metric_list
 from services.tools.metric_listing import list_metrics
 from services.validator.checking import check_answer
-from shared.contracts import MetricRef, Understood
+from shared.contracts.understanding import MetricRef, Understood
 from shared.metric_catalog import CATALOG, CATEGORIES
 from shared.tools import ListMetricsArgs
 from tests.helpers import make_fact

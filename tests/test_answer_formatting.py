@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from services.answerer.formatting import arithmetic, compose_metric_answer
-from shared.contracts import Fact, FormulaInput, Source
+from shared.contracts.tool_results import Fact, FormulaInput, Source
 from shared.english import possessive
 from shared.value_formatting import format_money, format_per_share, format_value
 from tests.helpers import make_fact

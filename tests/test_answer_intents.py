@@ -9,14 +9,9 @@ from services.answerer.drafting import draft_answer
 from services.answerer.intent_answers import compose_trend
 from services.tools.metric_listing import metric_info
 from services.validator.finalizing import validate_draft
-from shared.contracts import (
-    Fact,
-    RouteDecided,
-    ToolCall,
-    ToolError,
-    ToolResult,
-    ToolsCompleted,
-)
+from shared.contracts.answers import ToolsCompleted
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import Fact, ToolCall, ToolError, ToolResult
 from shared.formula_words import formula_in_words
 from shared.metric_catalog import METRICS_BY_ID
 from tests.helpers import understanding

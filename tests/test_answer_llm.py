@@ -19,17 +19,9 @@ from services.validator.finalizing import (
     refetch_route,
     validate_draft,
 )
-from shared.contracts import (
-    AnswerDrafted,
-    AnswerValidated,
-    Fact,
-    Passage,
-    RouteDecided,
-    Source,
-    ToolCall,
-    ToolResult,
-    ToolsCompleted,
-)
+from shared.contracts.answers import AnswerDrafted, AnswerValidated, ToolsCompleted
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import Fact, Passage, Source, ToolCall, ToolResult
 from shared.tools import GetFinancialMetricsArgs
 from tests.helpers import understanding
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply

@@ -19,18 +19,15 @@ from services.validator.finalizing import (
     validate_draft,
 )
 from services.validator.repairing import WITHHELD_NOTE, absence_claims, patch_numbers
-from shared.contracts import (
+from shared.contracts.answers import (
     AnswerDrafted,
     AnswerValidated,
     Citation,
-    Fact,
     Generation,
-    RouteDecided,
-    Source,
-    ToolCall,
-    ToolResult,
     ToolsCompleted,
 )
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import Fact, Source, ToolCall, ToolResult
 from tests.conftest import Servers
 from tests.helpers import make_fact, understanding
 

@@ -15,16 +15,10 @@ from services.router.operations import read_operation
 from services.router.routing import route_question
 from services.router.rules import CompanyDirectory, CompanyEntry
 from services.validator.finalizing import validate_draft
-from shared.contracts import (
-    AskedOperation,
-    Fact,
-    PeriodSelection,
-    RouteDecided,
-    Source,
-    ToolCall,
-    ToolResult,
-    ToolsCompleted,
-)
+from shared.contracts.answers import ToolsCompleted
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import Fact, Source, ToolCall, ToolResult
+from shared.contracts.understanding import AskedOperation, PeriodSelection
 from shared.tools import GetFinancialMetricsArgs
 from tests.helpers import make_fact, understanding
 

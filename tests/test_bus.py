@@ -14,7 +14,8 @@ from nats.aio.client import Client as NatsClient
 
 from services.control.servers import NatsServer, free_port
 from shared import bus, subjects
-from shared.contracts import Envelope, QuestionAsked, RouteDecided, new_deadline
+from shared.contracts.envelope import Envelope, new_deadline
+from shared.contracts.questions import QuestionAsked, RouteDecided
 from shared.nats_permissions import OPERATOR
 from shared.subjects import Stage
 from tests.helpers import wait_until

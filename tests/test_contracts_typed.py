@@ -1,4 +1,4 @@
-"""What crosses a process is typed: no field of a message in shared/contracts.py (nor of an
+"""What crosses a process is typed: no field of a message in shared/contracts/ (nor of an
 HTTP body, services/gateway/http_models.py) is a free `dict[str, Any]` (or `Any`), but for
 an external format kept as JSON, each named here with why. Tool arguments, the route and
 what the router read are typed models."""
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.contracts import CallOfTool, RouteDecided, ToolCall
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import CallOfTool, ToolCall
 from shared.tools import (
     TOOL_SPECS,
     GetPortfolioActivityArgs,
@@ -21,7 +22,10 @@ from shared.tools import (
 
 REPO = Path(__file__).resolve().parents[1]
 # The stages' messages, and the gateway's HTTP bodies.
-CONTRACTS = (REPO / "shared" / "contracts.py", REPO / "services" / "gateway" / "http_models.py")
+CONTRACTS = (
+    *sorted((REPO / "shared" / "contracts").glob("*.py")),
+    REPO / "services" / "gateway" / "http_models.py",
+)
 
 # (class, field): why it may stay free JSON.
 EXTERNAL_JSON = {

@@ -16,7 +16,9 @@ from services.gateway.conversations import (
     load_history,
 )
 from services.validator.finalizing import record_answer
-from shared.contracts import AnswerValidated, RouteSummary, ToolCall, Validation
+from shared.contracts.answers import AnswerValidated, Validation
+from shared.contracts.questions import RouteSummary
+from shared.contracts.tool_results import ToolCall
 from shared.tools import GetFinancialMetricsArgs
 from tests.helpers import understanding
 

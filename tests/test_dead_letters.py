@@ -18,7 +18,8 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
 from shared import bus, subjects
-from shared.contracts import AnswerValidated, Envelope
+from shared.contracts.answers import AnswerValidated
+from shared.contracts.envelope import Envelope
 from shared.dead_letters import DeadLetter, list_dead_letters
 from shared.identity import LOCAL_USER
 from shared.nats_permissions import OPERATOR

@@ -24,7 +24,7 @@ from services.tools.document_search import (
     table_match,
 )
 from services.validator.checking import check_answer
-from shared.contracts import Passage, Source
+from shared.contracts.tool_results import Passage, Source
 from shared.db import create_pool
 from shared.embeddings import MiniLMEmbedder
 from shared.filing_text import asks, filing_phrases, parse_table

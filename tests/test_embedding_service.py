@@ -22,7 +22,7 @@ from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
 from services.router.settings import RouterSettings
 from services.tools.document_search import DocumentSearch
 from shared import bus, subjects
-from shared.contracts import QuestionAsked
+from shared.contracts.questions import QuestionAsked
 from shared.db import create_pool
 from shared.embedding_service import (
     CachedEmbedder,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from services.router.routing import route_question
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
-from shared.contracts import ConversationTurn, RouteDecided
+from shared.contracts.questions import ConversationTurn, RouteDecided
 
 DIRECTORY = CompanyDirectory(
     (

@@ -36,7 +36,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services.gateway.inputs import file_name_problem, question_problem
-from shared.contracts import LINE_PATTERN, MAX_QUESTION_CHARS, QUESTION_PATTERN
+from shared.contracts.base import LINE_PATTERN, MAX_QUESTION_CHARS, QUESTION_PATTERN
 from tests.conftest import Servers, own_pipeline
 from tests.helpers import wait_until
 

@@ -25,7 +25,9 @@ import pytest
 from services.ingest.documents import DocumentSettings
 from services.ingest.main import UploadReading, read_upload
 from services.ingest.parser_process import ParserLimits
-from shared.contracts import DocumentUploaded, Envelope, utc_now
+from shared.contracts.base import utc_now
+from shared.contracts.documents import DocumentUploaded
+from shared.contracts.envelope import Envelope
 from shared.db import create_pool
 from shared.embeddings import MiniLMEmbedder
 from shared.identity import add_user

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typing
 
-from shared.contracts import Intent
+from shared.contracts.understanding import Intent
 from shared.intents import INTENT_NAMES, INTENTS, INTENTS_BY_NAME
 from shared.tools import ALLOWED_TOOLS, TOOL_ARGUMENTS, TOOL_SPECS, tool_allowed, tools_of
 

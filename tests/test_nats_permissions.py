@@ -24,7 +24,9 @@ from services.control.commands.state_file import write_state
 from services.control.servers import NatsServer, PostgresServer, free_port
 from services.control.supervisor import ServiceProcess, Supervisor
 from shared import bus, subjects
-from shared.contracts import Envelope, QuestionAsked, StageFailed, new_deadline
+from shared.contracts.envelope import Envelope, new_deadline
+from shared.contracts.failures import StageFailed
+from shared.contracts.questions import QuestionAsked
 from shared.nats_permissions import (
     OPERATOR,
     USERS,

@@ -18,7 +18,10 @@ from services.answerer.drafting import draft_answer
 from services.tools.runner import run_route
 from services.validator.checking import check_answer
 from services.validator.numbers import extract_numbers
-from shared.contracts import PortfolioReading, RouteDecided, ToolCall, ToolsCompleted, Understood
+from shared.contracts.answers import ToolsCompleted
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import ToolCall
+from shared.contracts.understanding import PortfolioReading, Understood
 from shared.identity import add_user
 from shared.portfolio.store import import_activity
 from shared.tools import (

@@ -34,7 +34,7 @@ from services.router.portfolio_reading import (
 )
 from services.router.routing import decide_route, route_question
 from services.router.rules import CompanyDirectory, CompanyEntry, RuleThresholds
-from shared.contracts import ConversationTurn, RouteDecided
+from shared.contracts.questions import ConversationTurn, RouteDecided
 from shared.tools import (
     RANK_HOLDINGS_SPEC,
     TOOL_ARGUMENTS,

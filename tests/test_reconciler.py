@@ -14,7 +14,7 @@ from services.gateway.conversations import START_CONVERSATION_SQL
 from services.gateway.reconciler import RECONCILER_LOCK_KEY, Reconciler
 from services.gateway.uploads import Uploads
 from shared import bus
-from shared.contracts import utc_now
+from shared.contracts.base import utc_now
 from shared.db import create_pool
 from shared.nats_permissions import OPERATOR
 from shared.subjects import Stage

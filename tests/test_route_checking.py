@@ -10,20 +10,10 @@ import pytest
 
 from services.answerer.drafting import draft_answer
 from services.validator.finalizing import Redo, decide, validate_draft
-from shared.contracts import (
-    AnswerDrafted,
-    Fact,
-    Generation,
-    MetricScope,
-    PeriodRef,
-    RouteDecided,
-    Source,
-    TextSpan,
-    ToolCall,
-    ToolResult,
-    ToolsCompleted,
-    Understood,
-)
+from shared.contracts.answers import AnswerDrafted, Generation, ToolsCompleted
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import Fact, Source, ToolCall, ToolResult
+from shared.contracts.understanding import MetricScope, PeriodRef, TextSpan, Understood
 from shared.tools import GetFinancialMetricsArgs
 from tests.helpers import make_fact, understanding
 

@@ -15,7 +15,8 @@ from services.router.planning import PLANNERS
 from services.router.routing import route_question
 from services.router.rules import CompanyDirectory, CompanyEntry
 from services.validator.finalizing import validate_draft
-from shared.contracts import ToolResult, ToolsCompleted
+from shared.contracts.answers import ToolsCompleted
+from shared.contracts.tool_results import ToolResult
 from shared.intents import INTENTS, DrafterKind, PlannerKind
 from shared.tools import SearchDocumentsArgs
 

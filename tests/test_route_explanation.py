@@ -10,18 +10,17 @@ from services.gateway.route_explanation import explain_route
 from services.gateway.traces import jaeger_link, stage_runs, traced_stages
 from services.router.routing import route_question
 from services.router.rules import CompanyDirectory, CompanyEntry
-from shared.contracts import (
+from shared.contracts.answers import Validation, ValidationIssue
+from shared.contracts.questions import RouteSummary
+from shared.contracts.tool_results import ToolCall
+from shared.contracts.understanding import (
     CompanyRef,
     LlmUsage,
     MetricRef,
     PeriodRef,
     PeriodSelection,
-    RouteSummary,
     TextSpan,
-    ToolCall,
     Understood,
-    Validation,
-    ValidationIssue,
 )
 from shared.tools import GetFinancialMetricsArgs
 

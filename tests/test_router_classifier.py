@@ -11,7 +11,7 @@ from services.router.intent_classifier import ARTIFACTS_DIR, MODEL_FILE, IntentC
 from services.router.intent_training import build_dataset, train
 from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
-from shared.contracts import QuestionAsked
+from shared.contracts.questions import QuestionAsked
 from shared.embeddings import MiniLMEmbedder
 
 

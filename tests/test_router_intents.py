@@ -11,7 +11,7 @@ import pytest
 from services.router.periods import find_dates, find_periods, price_window
 from services.router.routing import route_question
 from services.router.rules import CompanyDirectory, CompanyEntry
-from shared.contracts import ConversationTurn, RouteDecided
+from shared.contracts.questions import ConversationTurn, RouteDecided
 from shared.tools import (
     GetFinancialMetricsArgs,
     GetPricesArgs,

@@ -10,13 +10,9 @@ from typing import Any
 from services.router.llm_selection import reading_for_model
 from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
-from shared.contracts import (
-    ConversationTurn,
-    ModelCallBudget,
-    QuestionAsked,
-    RouteDecided,
-    ToolCall,
-)
+from shared.contracts.envelope import ModelCallBudget
+from shared.contracts.questions import ConversationTurn, QuestionAsked, RouteDecided
+from shared.contracts.tool_results import ToolCall
 from shared.tools import GetFinancialMetricsArgs
 
 DIRECTORY = CompanyDirectory((CompanyEntry("AAPL", "Apple", ("apple",), 2025),))

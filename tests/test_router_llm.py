@@ -12,7 +12,8 @@ from openai import AsyncOpenAI
 from services.router.llm_selection import LlmToolSelector, answered_tools, tool_schemas
 from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
-from shared.contracts import ConversationTurn, ModelCallBudget, QuestionAsked
+from shared.contracts.envelope import ModelCallBudget
+from shared.contracts.questions import ConversationTurn, QuestionAsked
 from shared.tools import TOOL_ARGUMENTS, GetFinancialMetricsArgs, GetPositionsArgs
 from shared.tools.spec import strict_schema
 from tests.helpers import understanding

@@ -19,7 +19,7 @@ from openai import AsyncOpenAI
 from services.router.llm_selection import DECLINE, LlmToolSelector, tool_schemas
 from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
-from shared.contracts import QuestionAsked, RouteDecided
+from shared.contracts.questions import QuestionAsked, RouteDecided
 from shared.tools import TOOL_SPECS, tool_allowed
 from tests.conftest import Servers, own_pipeline
 from tests.json_schema_values import values_of

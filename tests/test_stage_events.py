@@ -11,25 +11,19 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from shared import bus, subjects
-from shared.contracts import (
+from shared.contracts.answers import (
     AnswerDrafted,
     AnswerValidated,
-    DocumentUploaded,
-    Envelope,
     Generation,
-    Passage,
-    QuestionAsked,
-    RouteDecided,
-    RoutedSummary,
-    StageEvent,
-    StageFailed,
-    ToolCall,
-    ToolError,
-    ToolResult,
     ToolsCompleted,
     Validation,
-    new_deadline,
 )
+from shared.contracts.documents import DocumentUploaded
+from shared.contracts.envelope import Envelope, new_deadline
+from shared.contracts.events import RoutedSummary, StageEvent
+from shared.contracts.failures import StageFailed
+from shared.contracts.questions import QuestionAsked, RouteDecided
+from shared.contracts.tool_results import Passage, ToolCall, ToolError, ToolResult
 from shared.nats_permissions import may_publish, may_subscribe, subject_matches
 from shared.runtime import failure_reporter
 from shared.stage_events import (

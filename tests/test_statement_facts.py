@@ -15,7 +15,7 @@ from services.router.question_formula import question_formula
 from services.tools.financial_metrics import with_statements
 from services.tools.statement_facts import rounding_of, statement_facts, statement_records
 from services.validator.checking import check_answer
-from shared.contracts import Fact, Source
+from shared.contracts.tool_results import Fact, Source
 from shared.metric_resolver import MetricResolver
 from shared.tools import AsFiled, GetFinancialMetricsArgs
 from shared.value_formatting import format_as_stated

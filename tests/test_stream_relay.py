@@ -25,12 +25,8 @@ from services.gateway.streaming import (
     sse_frame,
 )
 from shared import subjects
-from shared.contracts import (
-    RoutedSummary,
-    StageEvent,
-    ValidatedSummary,
-    Validation,
-)
+from shared.contracts.answers import Validation
+from shared.contracts.events import RoutedSummary, StageEvent, ValidatedSummary
 from shared.subjects import Stage
 
 AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -10,7 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from services.tools.runner import run_route
-from shared.contracts import RouteDecided, ToolCall
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import ToolCall
 from shared.tools import GetFinancialMetricsArgs
 
 

@@ -10,7 +10,8 @@ import pytest
 from services.answerer.formatting import compose_metric_answer
 from services.validator.checking import check_answer
 from services.validator.numbers import extract_dates, extract_numbers, extract_years
-from shared.contracts import Citation, Fact, FormulaInput, Source, Validation
+from shared.contracts.answers import Citation, Validation
+from shared.contracts.tool_results import Fact, FormulaInput, Source
 from tests.helpers import make_fact
 
 APPLE_2023_ACCESSION = "0000320193-23-000106"

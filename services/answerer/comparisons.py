@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from shared.contracts import Fact
+from shared.contracts.tool_results import Fact
 from shared.english import possessive
 from shared.metric_catalog import mid_sentence
 from shared.value_formatting import format_fact_value

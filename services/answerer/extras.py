@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contracts import Fact, RouteDecided
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import Fact
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 

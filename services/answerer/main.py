@@ -10,7 +10,8 @@ from services.answerer.llm_writing import LlmAnswerWriter
 from services.answerer.settings import AnswererSettings
 from shared import subjects
 from shared.bus import Forward, Handler
-from shared.contracts import Envelope, ModelCallBudget, ToolsCompleted
+from shared.contracts.answers import ToolsCompleted
+from shared.contracts.envelope import Envelope, ModelCallBudget
 from shared.runtime import StageClients, run, serve_stage
 from shared.stage_events import DraftTextTeller, StageEventPublisher
 

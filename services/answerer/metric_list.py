@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from shared.contracts import MetricInfo
+from shared.contracts.tool_results import MetricInfo
 from shared.metric_catalog import CATEGORIES
 
 _UNIT_WORDS = {

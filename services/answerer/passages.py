@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from services.answerer.formatting import source_citation
 from shared.answer_spans import SENTENCE_END, TOPIC_SHARE, answer_span, lead_kinds
 from shared.change_words import GROWTH, Direction, yes_no_direction
-from shared.contracts import Citation, Passage, Source
+from shared.contracts.answers import Citation
+from shared.contracts.tool_results import Passage, Source
 from shared.english import possessive
 from shared.filing_text import (
     MarkdownTable,

@@ -15,7 +15,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from services.answerer.passages import compose_passages_answer
-from shared.contracts import Citation, Fact, RouteDecided, Source
+from shared.contracts.answers import Citation
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import Fact, Source
 from shared.portfolio.ledger import HOLDING_PERFORMANCE_METHOD, TIME_WEIGHTED_RETURN_METHOD
 from shared.tools import RankHoldingsArgs
 from shared.value_formatting import format_per_share

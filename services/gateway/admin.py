@@ -27,7 +27,10 @@ from pydantic import BaseModel, Field
 
 from services.gateway.conversations import load_history
 from shared import bus, subjects
-from shared.contracts import Envelope, QuestionAsked, ValidationIssue, utc_now
+from shared.contracts.answers import ValidationIssue
+from shared.contracts.base import utc_now
+from shared.contracts.envelope import Envelope
+from shared.contracts.questions import QuestionAsked
 from shared.db import UserScope, acting_as
 from shared.dead_letters import (
     DeadLetter,

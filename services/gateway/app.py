@@ -49,7 +49,9 @@ from services.gateway.uploads import Uploads
 from services.gateway.waiting import PendingAnswers
 from services.gateway.web import mount_web
 from shared import bus, subjects
-from shared.contracts import AnswerValidated, Envelope, StageFailed
+from shared.contracts.answers import AnswerValidated
+from shared.contracts.envelope import Envelope
+from shared.contracts.failures import StageFailed
 from shared.db import create_pool
 from shared.logs import configure_logging
 from shared.telemetry import setup_telemetry

@@ -22,14 +22,10 @@ from services.gateway.dependencies import ApiError, GatewayDeps
 from services.gateway.http_models import AskRequest, AskResponse, ErrorBody
 from services.gateway.inputs import question_problem
 from shared import subjects
-from shared.contracts import (
-    AnswerValidated,
-    ConversationTurn,
-    Envelope,
-    QuestionAsked,
-    StageFailed,
-    new_deadline,
-)
+from shared.contracts.answers import AnswerValidated
+from shared.contracts.envelope import Envelope, new_deadline
+from shared.contracts.failures import StageFailed
+from shared.contracts.questions import ConversationTurn, QuestionAsked
 from shared.db import acting_as
 from shared.outages import is_transient
 from shared.telemetry import current_trace_id

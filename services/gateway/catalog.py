@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from shared.contracts import MetricInfo
+from shared.contracts.tool_results import MetricInfo
 from shared.metric_catalog import CATALOG, CATEGORIES, Metric
 
 # The catalog's categories, as the schema's enum of the `category` parameter.

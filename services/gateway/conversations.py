@@ -15,7 +15,9 @@ from services.gateway.http_models import (
     ConversationMessage,
     ConversationSummary,
 )
-from shared.contracts import AnswerValidated, ConversationTurn, Understood
+from shared.contracts.answers import AnswerValidated
+from shared.contracts.questions import ConversationTurn
+from shared.contracts.understanding import Understood
 
 TITLE_CHARS = 80
 

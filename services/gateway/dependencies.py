@@ -17,7 +17,7 @@ from services.gateway.settings import GatewaySettings
 from services.gateway.uploads import Uploads
 from services.gateway.waiting import PendingAnswers
 from shared import bus
-from shared.contracts import LINE_PATTERN
+from shared.contracts.base import LINE_PATTERN
 from shared.identity import LOCAL_USER, user_for_key
 
 

@@ -1,7 +1,7 @@
 """The gateway's HTTP bodies: what POST /v1/ask takes and answers, the conversations, the
 request log, the documents and the error body, as the OpenAPI schema states them. They
 cross no process boundary but HTTP, so they live with the gateway; what the stages send
-each other stays in shared/contracts.py (an answer's table and workings among it, which
+each other stays in shared/contracts/ (an answer's table and workings among it, which
 AskResponse carries on)."""
 
 from __future__ import annotations
@@ -11,21 +11,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.contracts import (
-    LINE_PATTERN,
-    MAX_QUESTION_CHARS,
-    QUESTION_PATTERN,
+from shared.contracts.answers import (
     AnswerTable,
     AnswerValidated,
     Citation,
-    Contract,
-    Fact,
     Generation,
-    LoggedToolCall,
-    RouteSummary,
     Validation,
     Working,
 )
+from shared.contracts.base import LINE_PATTERN, MAX_QUESTION_CHARS, QUESTION_PATTERN, Contract
+from shared.contracts.events import LoggedToolCall
+from shared.contracts.questions import RouteSummary
+from shared.contracts.tool_results import Fact
 
 
 # The answer contract of POST /v1/ask; later issues add fields, never remove them.

@@ -1,14 +1,14 @@
 """What the gateway refuses in the text a client sends before it goes anywhere: a question
 over its length, with control characters or lone surrogates (neither is text PostgreSQL or
 a UTF-8 message can hold: they would fail deep inside as a 500), or blank; a file name that
-is not one plain name. The OpenAPI schema states the same limits (shared.contracts'
+is not one plain name. The OpenAPI schema states the same limits (shared.contracts.base's
 patterns); each refusal here carries its own error code."""
 
 from __future__ import annotations
 
 import re
 
-from shared.contracts import CONTROL_CHARACTERS, MAX_QUESTION_CHARS
+from shared.contracts.base import CONTROL_CHARACTERS, MAX_QUESTION_CHARS
 
 # What no text may hold: the control characters, and halves of surrogate pairs, which a
 # JSON \ud800 escape (or Python's lenient UTF-8 reading of a JSON body) lets through.

@@ -30,7 +30,9 @@ import structlog
 from services.gateway.conversations import load_history
 from services.gateway.uploads import Uploads
 from shared import bus, subjects
-from shared.contracts import Envelope, QuestionAsked, utc_now
+from shared.contracts.base import utc_now
+from shared.contracts.envelope import Envelope
+from shared.contracts.questions import QuestionAsked
 from shared.db import acting_as
 from shared.outages import is_transient
 

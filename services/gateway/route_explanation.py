@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from shared.contracts import CompanyRef, MetricRef, PeriodRef, RouteSummary, Validation
+from shared.contracts.answers import Validation
+from shared.contracts.questions import RouteSummary
+from shared.contracts.understanding import CompanyRef, MetricRef, PeriodRef
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 
 

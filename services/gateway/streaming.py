@@ -39,7 +39,7 @@ from starlette.types import Receive, Scope, Send
 
 from services.gateway.http_models import AskResponse, ErrorBody
 from shared import subjects
-from shared.contracts import StageEvent, StageEventKind
+from shared.contracts.events import StageEvent, StageEventKind
 from shared.outages import is_transient
 
 log = structlog.get_logger("finq.gateway")

@@ -18,7 +18,9 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from services.gateway.route_explanation import explain_route
-from shared.contracts import Generation, RouteSummary, StageRun, Validation
+from shared.contracts.answers import Generation, Validation
+from shared.contracts.events import StageRun
+from shared.contracts.questions import RouteSummary
 
 # A trace is normally one question; a client that sends its own traceparent may put several
 # in one trace (a conversation), shown oldest first, up to this many.

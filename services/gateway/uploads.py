@@ -28,7 +28,9 @@ import structlog
 
 from shared import subjects
 from shared.bus import Publisher
-from shared.contracts import DocumentUploaded, Envelope, utc_now
+from shared.contracts.base import utc_now
+from shared.contracts.documents import DocumentUploaded
+from shared.contracts.envelope import Envelope
 from shared.db import DatabasePool, acting_as
 from shared.tools import UPLOADS_COLLECTION
 

@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.contracts import Envelope
+from shared.contracts.envelope import Envelope
 
 
 @dataclass

@@ -30,7 +30,8 @@ from services.ingest.parser_process import ParserFailed, ParserLimits, parse_in_
 from services.ingest.settings import IngestSettings
 from shared import subjects
 from shared.bus import Done, Handler, PoisonReporter
-from shared.contracts import DocumentUploaded, Envelope
+from shared.contracts.documents import DocumentUploaded
+from shared.contracts.envelope import Envelope
 from shared.db import UserScope, acting_as
 from shared.embedding_service import EmbeddingServer
 from shared.embeddings import Embedder, load_embedder

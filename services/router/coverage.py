@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from rapidfuzz.distance import OSA
 
-from shared.contracts import MetricScope, ScopeKind, TextSpan
+from shared.contracts.understanding import MetricScope, ScopeKind, TextSpan
 from shared.metric_resolver import normalize_phrase
 
 # Qualifiers that narrow a figure to part of a company, by kind. Written as the words

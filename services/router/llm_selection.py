@@ -21,15 +21,10 @@ from openai import AsyncOpenAI
 from pydantic import ValidationError
 
 from services.router.routing import SELECTOR_TRIES
-from shared.contracts import (
-    ConversationTurn,
-    Intent,
-    LlmUsage,
-    ModelCallBudget,
-    RouteDecided,
-    ToolCall,
-    Understood,
-)
+from shared.contracts.envelope import ModelCallBudget
+from shared.contracts.questions import ConversationTurn, RouteDecided
+from shared.contracts.tool_results import ToolCall
+from shared.contracts.understanding import Intent, LlmUsage, Understood
 from shared.model_calls import observed_model_call
 from shared.tools import TOOL_SPECS, TOOL_SPECS_BY_NAME, ToolArguments, tool_allowed
 from shared.tools.spec import unset_nulls

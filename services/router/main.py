@@ -35,7 +35,8 @@ from services.router.rules import (
 from services.router.settings import RouterSettings
 from shared import subjects
 from shared.bus import Forward, Handler
-from shared.contracts import Envelope, ModelCallBudget, QuestionAsked, RouteDecided
+from shared.contracts.envelope import Envelope, ModelCallBudget
+from shared.contracts.questions import QuestionAsked, RouteDecided
 from shared.embedding_service import (
     CachedEmbedder,
     RemoteEmbedder,

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from shared.change_words import GROWTH as _GROWTH
 from shared.change_words import yes_no_direction
-from shared.contracts import AskedOperation
+from shared.contracts.understanding import AskedOperation
 from shared.metric_catalog import METRICS_BY_ID
 from shared.metric_resolver import FORMULA_INDEX
 

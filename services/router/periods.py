@@ -24,7 +24,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from services.router.fiscal_calendar import END_TOLERANCE, FiscalCalendar
-from shared.contracts import PeriodRef, PeriodType
+from shared.contracts.understanding import PeriodRef, PeriodType
 
 Span = tuple[int, int]
 

@@ -31,7 +31,9 @@ from services.router.rules import (
     metric_list_category,
     understood_of,
 )
-from shared.contracts import Intent, PriceWindow, RouteDecided, ToolCall, Understood
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import ToolCall
+from shared.contracts.understanding import Intent, PriceWindow, Understood
 from shared.intents import INTENTS_BY_NAME, PlannerKind
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.metric_resolver import UnknownMetricPhrase

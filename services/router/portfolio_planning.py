@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from services.router.portfolio_reading import PORTFOLIO_INTENTS, read_portfolio, today_of
 from services.router.rules import CompanyDirectory, Understanding
-from shared.contracts import Intent, PortfolioReading
+from shared.contracts.understanding import Intent, PortfolioReading
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence
 from shared.tools import (
     GET_ACCOUNT_VALUE,

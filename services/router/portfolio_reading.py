@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
 
-from shared.contracts import ConversationTurn, PortfolioReading
+from shared.contracts.questions import ConversationTurn
+from shared.contracts.understanding import PortfolioReading
 from shared.intents import INTENTS
 from shared.portfolio.words import (
     ACCOUNT,

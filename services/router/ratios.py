@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from shared.contracts import RatioAsked
+from shared.contracts.understanding import RatioAsked
 from shared.metric_catalog import METRICS_BY_ID
 from shared.metric_resolver import FORMULA_INDEX, RATIO_VERBS, normalize_phrase
 

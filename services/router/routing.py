@@ -23,14 +23,9 @@ from services.router.rules import (
     score_intents,
     understand,
 )
-from shared.contracts import (
-    ConversationTurn,
-    ModelCallBudget,
-    QuestionAsked,
-    RouteDecided,
-    RouteLayer,
-    Understood,
-)
+from shared.contracts.envelope import ModelCallBudget
+from shared.contracts.questions import ConversationTurn, QuestionAsked, RouteDecided
+from shared.contracts.understanding import RouteLayer, Understood
 from shared.embedding_service import until_embedded
 from shared.tools import tool_allowed
 

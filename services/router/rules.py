@@ -44,10 +44,10 @@ from services.router.portfolio_reading import (
 from services.router.question_formula import question_formula
 from services.router.ratios import ratio_asked
 from services.router.spelling import catalog_speller
-from shared.contracts import (
+from shared.contracts.questions import ConversationTurn
+from shared.contracts.understanding import (
     AskedOperation,
     CompanyRef,
-    ConversationTurn,
     DocumentScope,
     MetricRef,
     MetricScope,

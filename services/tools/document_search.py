@@ -24,7 +24,7 @@ import numpy.typing as npt
 from services.tools.tool_deps import ToolDeps
 from shared.answer_spans import asked_thing, squarely_answered
 from shared.change_words import GROWTH
-from shared.contracts import Passage, Source, ToolResult
+from shared.contracts.tool_results import Passage, Source, ToolResult
 from shared.db import ACT_AS_SQL
 from shared.embeddings import Embedder
 from shared.english import possessive

@@ -12,7 +12,7 @@ from typing import Any
 from services.tools.holdings import describe_holdings
 from services.tools.sql import Fetcher
 from services.tools.tool_deps import ToolDeps
-from shared.contracts import Source, ToolResult
+from shared.contracts.tool_results import Source, ToolResult
 from shared.tools import GET_RECENT_FILINGS, GetRecentFilingsArgs
 
 # The filings asked for, plus one summary row per form the company has, so that

@@ -14,7 +14,7 @@ from services.tools.metric_values import MetricValueCache
 from services.tools.sql import Fetcher
 from services.tools.statement_facts import STATEMENT_FIGURES_SQL, disagree, statement_facts
 from services.tools.tool_deps import ToolDeps
-from shared.contracts import Fact, FigureElsewhere, FormulaInput, Source, ToolResult
+from shared.contracts.tool_results import Fact, FigureElsewhere, FormulaInput, Source, ToolResult
 from shared.db import acting_as
 from shared.english import possessive
 from shared.metric_catalog import METRICS_BY_ID, mid_sentence

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from services.tools.portfolio import AccountNotFound, largest_holdings
 from services.tools.tool_deps import ToolDeps
-from shared.contracts import ToolError, ToolResult
+from shared.contracts.tool_results import ToolError, ToolResult
 from shared.tools import SEARCH_HOLDINGS_DOCUMENTS, SearchDocumentsArgs, SearchHoldingsDocumentsArgs
 
 

@@ -12,7 +12,8 @@ from services.tools.runner import run_route
 from services.tools.settings import ToolsSettings
 from shared import subjects
 from shared.bus import Forward, Handler
-from shared.contracts import Envelope, RouteDecided
+from shared.contracts.envelope import Envelope
+from shared.contracts.questions import RouteDecided
 from shared.db import create_pool
 from shared.embedding_service import minilm_on_request
 from shared.embeddings import load_embedder

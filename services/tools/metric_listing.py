@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from services.tools.sql import Fetcher
 from services.tools.tool_deps import ToolDeps
-from shared.contracts import MetricInfo, ToolResult
+from shared.contracts.tool_results import MetricInfo, ToolResult
 from shared.metric_catalog import CATALOG, Metric
 from shared.tools import LIST_METRICS, ListMetricsArgs
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import asyncpg
 
 from services.tools.tool_deps import Runner, ToolDeps
-from shared.contracts import Fact, Source, ToolError, ToolResult
+from shared.contracts.tool_results import Fact, Source, ToolError, ToolResult
 from shared.db import acting_as
 from shared.metric_catalog import METRICS_BY_ID
 from shared.portfolio.activity import Activity, ActivityKind, Instrument

@@ -13,7 +13,7 @@ from datetime import date, timedelta
 from services.tools.holdings import describe_holdings
 from services.tools.sql import Fetcher
 from services.tools.tool_deps import ToolDeps
-from shared.contracts import Fact, Source, ToolResult
+from shared.contracts.tool_results import Fact, Source, ToolResult
 from shared.tools import GET_PRICES, GetPricesArgs
 
 # The window when no start is given: this many trading days up to the end (or the last day held).

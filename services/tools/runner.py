@@ -10,7 +10,9 @@ from services.tools.metric_values import MetricValueCache
 from services.tools.portfolio import UserBook
 from services.tools.sql import Fetcher
 from services.tools.tool_deps import Runner, ToolDeps
-from shared.contracts import RouteDecided, ToolCall, ToolError, ToolResult, ToolsCompleted
+from shared.contracts.answers import ToolsCompleted
+from shared.contracts.questions import RouteDecided
+from shared.contracts.tool_results import ToolCall, ToolError, ToolResult
 from shared.identity import LOCAL_USER
 from shared.tools import TOOL_SPECS, TOOL_SPECS_BY_NAME, tool_allowed
 

@@ -19,7 +19,7 @@ from typing import Any
 from services.ingest.companyfacts import MetricValueRecord
 from services.ingest.derived import DerivedValueRecord, derive_by_formula, derive_metrics
 from services.tools.fiscal_periods import period_label
-from shared.contracts import Fact, FormulaInput, Source
+from shared.contracts.tool_results import Fact, FormulaInput, Source
 from shared.metric_catalog import METRICS_BY_ID, formula_inputs
 from shared.tools import AsFiled, GetFinancialMetricsArgs
 

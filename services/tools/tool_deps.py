@@ -13,7 +13,7 @@ import asyncpg
 
 from services.tools.metric_values import MetricValueCache
 from services.tools.sql import Fetcher
-from shared.contracts import ToolResult
+from shared.contracts.tool_results import ToolResult
 from shared.tools import Dependency, SearchDocumentsArgs
 
 

@@ -8,7 +8,8 @@ from services.validator.finalizing import Redo, record_answer, request_record, s
 from services.validator.settings import ValidatorSettings
 from shared import subjects
 from shared.bus import Forward, Handler, Reply
-from shared.contracts import AnswerDrafted, AnswerValidated, Envelope, Validation
+from shared.contracts.answers import AnswerDrafted, AnswerValidated, Validation
+from shared.contracts.envelope import Envelope
 from shared.db import acting_as
 from shared.metrics import (
     REPAIR_ATTEMPTS,

@@ -22,7 +22,7 @@ from services.gateway.uploads import (
     read_document,
 )
 from shared.account_data import DocumentDeletion, delete_document
-from shared.contracts import LINE_PATTERN
+from shared.contracts.base import LINE_PATTERN
 from shared.db import acting_as
 
 DOCUMENTS_PATH = "/v1/documents"

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from services.gateway.catalog import CategoryName, MetricCatalog, metric_catalog
 from services.gateway.dependencies import Caller
 from services.gateway.openapi import error_responses
-from shared.contracts import LINE_PATTERN
+from shared.contracts.base import LINE_PATTERN
 
 router = APIRouter()
 

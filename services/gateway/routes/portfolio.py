@@ -12,7 +12,7 @@ from services.gateway.dependencies import ApiError, Caller, Deps
 from services.gateway.http_models import ErrorBody
 from services.gateway.inputs import file_name_problem
 from services.gateway.openapi import error_responses
-from shared.contracts import LINE_PATTERN
+from shared.contracts.base import LINE_PATTERN
 from shared.db import acting_as
 from shared.portfolio.import_process import ActivityParseFailed, parse_in_child
 from shared.portfolio.store import (
