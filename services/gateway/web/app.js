@@ -3,6 +3,7 @@
 // Everything shown from the server or the user goes in as text (dom.js), never as HTML.
 
 import { ApiError, api, ask, auth, onUnauthorized, upload } from "./api.js";
+import { answerTableView, workingsView } from "./answertable.js";
 import { renderChart } from "./chart.js";
 import { showCompanies } from "./companies.js";
 import { h, replaceChildren, s, safeUrl } from "./dom.js";
@@ -371,6 +372,8 @@ function answerView(answer) {
   if (answer.needs_clarification && answer.clarifying_question && answer.clarifying_question !== answer.answer) {
     view.append(h("p", { class: "clarify" }, answer.clarifying_question));
   }
+  // Several years or figures: the table under the lead, each computed figure's working behind it.
+  for (const part of [answerTableView(answer.table), workingsView(answer.workings)]) if (part) view.append(part);
   const chart = answer.chart ? renderChart(answer.chart) : null;
   if (chart) view.append(chart);
   if (answer.citations && answer.citations.length) view.append(citationsView(answer.citations));
