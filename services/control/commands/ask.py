@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from services.control.answer_rendering import render_answer
 from services.control.commands import Subparsers
 from services.control.commands.demo_user import DEMO_KEY_FILE
 from services.control.commands.state_file import read_state
@@ -73,14 +74,6 @@ def command_ask(args: argparse.Namespace, settings: ControlSettings) -> int:
 
 
 def print_answer(data: dict[str, Any]) -> None:
-    """An answered /v1/ask body as `finq ask` prints it: the answer, its numbered citations,
-    and whether it was validated."""
-    print(data["answer"])
-    for number, citation in enumerate(data["citations"], start=1):
-        print(
-            f"  [{number}] {citation['label']}"
-            + (f" {citation['url']}" if citation.get("url") else "")
-        )
-    validation = data["validation"]
-    verdict = "validated" if validation["passed"] else f"NOT validated ({validation['severity']})"
-    print(f"  {verdict}; trace {data.get('trace_id')}")
+    """An answered /v1/ask body as `finq ask` prints it: the answer, its table and how its
+    figures were computed, its numbered citations, and whether it was validated."""
+    render_answer(data)
