@@ -1,5 +1,5 @@
 """What a file of each media type an upload takes looks like, for schemathesis (loaded by
-tests/test_openapi_schemathesis.py through SCHEMATHESIS_HOOKS), and who sends DELETE /v1/me.
+tests/gateway/test_openapi_schemathesis.py through SCHEMATHESIS_HOOKS), and who sends DELETE /v1/me.
 
 Schemathesis generates a multipart file part from the strategy registered for the part's
 media type. Without one it draws an arbitrary binary string, and the schema's `minLength: 1`
@@ -44,7 +44,7 @@ for suffix, media_types in ALLOWED_TYPES.items():
 # finq takes (known symbols, a sale of what is held) is no JSON Schema, so text drawn from it
 # would be refused with 422 and count as a valid request rejected. These are files finq
 # imports: deposits and buys, which never oversell; the refusals are tested row by row in
-# tests/test_portfolio_import.py.
+# tests/shared/test_portfolio_import.py.
 @st.composite
 def activity_files(draw: st.DrawFn) -> bytes:
     rows = ["date,account,action,symbol,quantity,price,amount"]

@@ -6,7 +6,7 @@ otherwise read into memory without end.
 
 Such a request never reaches the application, so no exception handler can answer it: the
 protocol class is the one place. It depends on uvicorn's internals (pinned in
-constraints.txt) and is checked by tests/test_hostile_input.py.
+constraints.txt) and is checked by tests/gateway/test_hostile_input.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The gateway's OpenAPI schema: FastAPI's, with what the server enforces that FastAPI does
-not write by itself, so a client (and schemathesis, tests/test_openapi_schemathesis.py)
+not write by itself, so a client (and schemathesis, tests/gateway/test_openapi_schemathesis.py)
 can rely on the schema alone:
 
 - every error a route answers, as the JSON error body, with the headers that come with it

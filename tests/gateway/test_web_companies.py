@@ -1,6 +1,6 @@
 """The web app's companies view (services/gateway/web/companies.js), in a real browser:
 headless Chromium driven by selenium through Debian's chromedriver, against the session's
-pipeline, as tests/test_web_app.py runs it. The view lists the companies GET /v1/companies
+pipeline, as tests/gateway/test_web_app.py runs it. The view lists the companies GET /v1/companies
 gives, in its order, with what finq holds of each; a company's suggested question is asked
 in the chat view with one click, and answered.
 

@@ -1,5 +1,5 @@
 """The web app's own-data controls, in a real browser (headless Chromium, as in
-tests/test_web_app.py): the Documents view lists the user's uploads and the chat lists
+tests/gateway/test_web_app.py): the Documents view lists the user's uploads and the chat lists
 their conversations, each with a delete button that asks first, in the page's own dialog;
 Cancel keeps it, Delete deletes it (the API no longer finds it) and the list is drawn
 again without it. Without /usr/bin/chromium and /usr/bin/chromedriver the test skips,

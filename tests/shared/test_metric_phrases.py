@@ -12,7 +12,7 @@ import pytest
 from shared.metric_catalog import CATALOG, CATEGORIES, METRICS_BY_ID
 from shared.metric_resolver import MetricResolver, UnknownMetricPhrase
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 PHRASES_FILE = REPO_ROOT / "bench" / "metric_phrases.tsv"
 UNKNOWN_FILE = REPO_ROOT / "bench" / "metric_phrases_unknown.tsv"
 

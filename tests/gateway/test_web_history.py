@@ -9,7 +9,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from tests.conftest import RunningFinq
-from tests.test_web_app import ask, browser, click, open_app, shot, wait
+from tests.gateway.test_web_app import ask, browser, click, open_app, shot, wait
 
 __all__ = ["browser"]  # the fixture, used by name below
 

@@ -48,7 +48,7 @@ def test_the_gateway_imports_no_parsing_code() -> None:
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     ).stdout.split()
     parsing = [
         name

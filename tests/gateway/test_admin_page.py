@@ -19,7 +19,7 @@ from shared.dead_letters import DeadLetter
 from shared.nats_permissions import OPERATOR
 from tests.conftest import RunningFinq
 from tests.dead_letters_made import dead_lettered_poison, dead_lettered_question
-from tests.test_web_app import browser, click, new_user_key, shot, wait
+from tests.gateway.test_web_app import browser, click, new_user_key, shot, wait
 
 __all__ = ["browser"]  # the fixture, used by name below
 HOSTILE = "<script>window.pwned = 1</script><img src=x onerror='window.pwned = 2'>"

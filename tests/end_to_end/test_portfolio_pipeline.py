@@ -31,7 +31,7 @@ ALICE_FILE = """date,account,account_type,action,symbol,quantity,price,fees,amou
 2023-03-15,Roth IRA,roth_ira,deposit,,,,,1000,
 2023-04-14,Brokerage,brokerage,buy,AAPL,1,165,0,,
 """
-# By hand (see also tests/test_portfolio_answers.py):
+# By hand (see also tests/answerer/test_portfolio_answers.py):
 # - AAPL: 10 @ 100 + 1 and 10 @ 120 + 1 bought (2,202.00 for 20, 110.10 a share); 5 sold
 #   @ 150 - 1 = 749.00: realized 198.50 at average cost, 248.50 by FIFO; 1 more bought on
 #   2023-04-14 @ 165: 16 shares, average cost (1,651.50 + 165) / 16 = 113.53125, basis

@@ -40,7 +40,7 @@ from shared.runtime import failure_reporter
 from shared.settings import FinqSettings
 from shared.subjects import Stage
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # How long something that should happen may take. Nothing here waits for what should not
 # happen: a refused publish is dropped by the server before its error comes back.
 DEADLINE_SECONDS = 5.0

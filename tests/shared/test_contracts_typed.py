@@ -20,7 +20,7 @@ from shared.tools import (
     SearchDocumentsArgs,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # The stages' messages, and the gateway's HTTP bodies.
 CONTRACTS = (
     *sorted((REPO / "shared" / "contracts").glob("*.py")),

@@ -80,7 +80,7 @@ def companyfacts(tags: dict[str, list[dict[str, Any]]], unit: str = "USD") -> di
 
 
 def values_of(records: list[MetricValueRecord], metric: str) -> dict[int, MetricValueRecord]:
-    """The annual values of a metric by fiscal year (quarters: tests/test_ingest_quarters.py)."""
+    """The annual values of a metric by fiscal year (quarters: test_ingest_quarters.py)."""
     return {r.fiscal_year: r for r in records if r.metric == metric and r.period_type == "annual"}
 
 
@@ -208,7 +208,7 @@ APPLE_RECENT_GAPS = {
 def test_every_reported_catalog_metric_has_recent_values_for_apple() -> None:
     years = {(r.metric, r.fiscal_year) for r in parsed(APPLE)}
     for metric in CATALOG:
-        # Derived metrics are not parsed from companyfacts; see tests/test_derived_metrics.py.
+        # Derived metrics are not parsed from companyfacts; see test_derived_metrics.py.
         if metric.derived or metric.id in APPLE_RECENT_GAPS:
             continue
         for year in range(2019, 2026):
@@ -328,7 +328,7 @@ def test_only_annual_10_k_periods_are_taken() -> None:
             ],
         }
     )
-    # The three-month 10-K fact is a reported Q4 (tests/test_ingest_quarters.py), no year.
+    # The three-month 10-K fact is a reported Q4 (tests/ingest/test_ingest_quarters.py), no year.
     records = [r for r in parse_companyfacts(doc, "EX") if r.period_type == "annual"]
     assert [(r.metric, r.fiscal_year, r.value) for r in records] == [
         ("revenue", 2021, 100),
@@ -413,7 +413,7 @@ def test_resolve_metric_refuses_other_phrases(phrase: str) -> None:
 
 
 def test_catalog_shape() -> None:
-    # The catalog's own tests are in tests/test_metric_catalog.py; here what the parser needs.
+    # The catalog's own tests: tests/shared/test_metric_catalog.py; here what the parser needs.
     assert len(CATALOG) >= 140 and set(METRICS_BY_ID) == {m.id for m in CATALOG}
     for metric in CATALOG:
         assert metric.unit in {"USD", "USD/share", "%", "x", "days", "shares"}

@@ -15,8 +15,8 @@ from openai import AsyncOpenAI
 from services.answerer.answer_field_reading import AnswerFieldReader
 from services.answerer.drafting import draft_answer
 from services.answerer.llm_writing import LlmAnswerWriter
+from tests.answerer.test_answer_llm import SOURCE, completed, reply
 from tests.openai_stand_in import OpenAIStandIn
-from tests.test_answer_llm import SOURCE, completed, reply
 
 TRICKY_ANSWERS = [
     "Apple's revenue in fiscal 2023 was $383.3 billion.",

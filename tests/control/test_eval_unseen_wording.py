@@ -23,7 +23,7 @@ from services.control.evaluation import load_split
 from services.ingest.statement_metrics import STATEMENT_LABELS
 from shared.metric_catalog import CATALOG
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CODE_FOLDERS = ("services", "shared")
 RUN = 5
 UNSEEN_SPLITS = ("heldout", "outside")

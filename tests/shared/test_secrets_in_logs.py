@@ -19,7 +19,7 @@ from shared.subjects import Stage
 from tests.conftest import Servers, own_pipeline
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECRET_KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
 FINQ_KEY = "finq_" + "Z" * 43
 PASSWORD = "hunter2-very-secret"

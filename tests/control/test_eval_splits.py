@@ -33,7 +33,7 @@ from services.control.evaluation import (
 )
 from shared.tools import TOOL_ARGUMENTS
 
-DATASET = Path(__file__).resolve().parents[1] / "services/ingest/default_dataset"
+DATASET = Path(__file__).resolve().parents[2] / "services/ingest/default_dataset"
 
 IPHONE = GoldenQuestion(
     id="u1",

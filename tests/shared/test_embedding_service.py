@@ -37,7 +37,7 @@ from shared.metric_resolver import MetricResolver
 from shared.outages import is_transient
 from shared.subjects import Stage
 from shared.tools import SearchDocumentsArgs
-from tests.test_document_search import annual_report, store
+from tests.tools.test_document_search import annual_report, store
 
 TEXTS = ["money spent on research", "debt load", "how many employees did Apple have?"]
 # The server's bounds here: small, so that tests can pass them.

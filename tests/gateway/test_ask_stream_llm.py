@@ -23,10 +23,10 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 
 from tests.conftest import Servers, own_pipeline
+from tests.gateway.test_ask_stream import FIGURE_QUESTION, PER_REQUEST, stream_question
+from tests.gateway.test_web_app import ANSWERED, answered, wait
 from tests.headless_browser import headless_chromium, shot
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
-from tests.test_ask_stream import FIGURE_QUESTION, PER_REQUEST, stream_question
-from tests.test_web_app import ANSWERED, answered, wait
 
 pytestmark = pytest.mark.e2e
 

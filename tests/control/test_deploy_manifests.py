@@ -56,7 +56,7 @@ from shared.nats_permissions import USERS as NATS_USERS
 from shared.settings import ENV_PREFIX, StageSettings
 from shared.subjects import Stage
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 COMPOSE_ENV_EXAMPLE = ROOT / "deploy" / "compose.env.example"
 DOCKERFILE = ROOT / "Dockerfile"
