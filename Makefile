@@ -18,7 +18,7 @@ install: $(INSTALLED)
 run: install
 	$(BIN)/finq up
 
-# The web app's browser tests (tests/test_web_app.py) drive Debian's chromium: installed
+# The web app's browser tests (tests/gateway/test_web_app.py) drive Debian's chromium: installed
 # here when it is missing and this runs as root with apt-get; otherwise those tests skip.
 browser:
 	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \

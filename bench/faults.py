@@ -1245,7 +1245,7 @@ each nemesis in turn injects its faults. Every question is counted under the nem
 was running when it was asked (the next nemesis starts once they have their reply); the
 definitions (answered, failed with a clear error, lost, unclear, answered twice) are at the
 top of `bench/faults.py`. `make test` runs a slightly shorter short run
-(`tests/test_faults.py`: 32 stage kills, each other nemesis once) and requires 0 lost,
+(`tests/end_to_end/test_faults.py`: 32 stage kills, each other nemesis once) and requires 0 lost,
 0 twice, 0 unclear."""
 
 
