@@ -40,7 +40,6 @@ class Column:
     """One column of figures: a company's figure by period, or one figure by company."""
 
     header: str
-    unit: str
     cells: dict[Hashable, Fact] = field(default_factory=dict)
     # How this column writes a value, one scale for all its cells (and the lead's figures).
     write: Callable[[Fact], str] = lambda fact: format_value(fact.value, fact.unit)
@@ -105,10 +104,11 @@ def _and(names: list[str]) -> str:
 def _ordered_metrics(facts: list[Fact]) -> list[str]:
     """The figures in the order they came, each figure's growth right after it."""
     metrics = list(dict.fromkeys(fact.metric for fact in facts))
-    growths = {yoy_growth_of(metric): metric for metric in metrics} if metrics else {}
+    # A growth whose figure was fetched too goes beside that figure, not where it came.
+    beside = {yoy_growth_of(metric) for metric in metrics}
     ordered: list[str] = []
     for metric in metrics:
-        if metric in ordered or (metric in growths and growths[metric] in metrics):
+        if metric in ordered or metric in beside:
             continue
         ordered.append(metric)
         growth = yoy_growth_of(metric)
@@ -156,18 +156,17 @@ def figure_glance(facts: list[Fact]) -> Glance | None:
                     header = names[symbol]
                 else:
                     header = f"{names[symbol]} {mid_sentence(labels[metric])}"
-                columns.append(Column(header, "", cells))
+                columns.append(Column(header, cells))
         row_keys: list[Hashable] = list(periods)
     else:
         for metric in metrics:
             cells = {f.symbol: f for f in shown if f.metric == metric}
-            columns.append(Column(labels[metric], "", cells))
+            columns.append(Column(labels[metric], cells))
         row_keys = list(companies)
     rows_enough = len(row_keys) >= ROWS_FOR_ONE_COLUMN or (len(row_keys) >= 2 and len(columns) >= 2)
     if not rows_enough:
         return None
     for column in columns:
-        column.unit = column.first.unit
         column.write = _writer(list(column.cells.values()))
     growth_of = {
         index: base
@@ -206,12 +205,11 @@ def figure_glance(facts: list[Fact]) -> Glance | None:
             rows.append(AnswerTableRow(label=names[symbol], cells=cells_of))
         period = shown[0]
         when = fiscal_period(period)
-        when = when[0].upper() + when[1:]
-        caption = f"{labels[metrics[0]]}, {mid_sentence(when)}" if len(metrics) == 1 else when
+        caption = f"{labels[metrics[0]]}, {when}" if len(metrics) == 1 else when
         header = ["Company", *(c.header for c in columns)]
         if dated:
             header.append("Period ended" if period.period_type != "annual" else "Year ended")
-    table = AnswerTable(caption=caption, columns=header, rows=rows)
+    table = AnswerTable(caption=caption[0].upper() + caption[1:], columns=header, rows=rows)
     return Glance(table, by_period, row_keys, columns, growth_of)
 
 
