@@ -242,7 +242,8 @@ def _trend_lead(glance: Glance) -> str:
     several = len({column.first.symbol for column in glance.columns}) > 1
     bases = [i for i in range(len(glance.columns)) if i not in glance.growth_of]
     clauses: list[str] = []
-    opening: tuple[Fact, Fact, str] | None = None  # the first clause's series and verb
+    opening: tuple[Fact, Fact] | None = None  # the first clause's first and last figures
+    previous: tuple[Fact, str] | None = None  # the clause before's first figure and verb
     for index in bases:
         points = glance.series(index)
         if len(points) < 2:
@@ -262,13 +263,18 @@ def _trend_lead(glance: Glance) -> str:
                     f"{possessive(first.company)} {label} {verb} from {written_first} in "
                     f"{fiscal_period(first)} to {written_last} in {fiscal_period(last)}"
                 )
-            opening = (first, last, verb)
+            opening = (first, last)
         else:
-            was_first, was_last, was_verb = opening
-            same_company = first.symbol == was_first.symbol
+            assert previous is not None
+            was_first, was_last = opening
+            before, was_verb = previous
+            # What the clause before said is not said again: "its net income from …" after
+            # the same company's revenue, "and Apple's from …" after another's same figure,
+            # and no verb where the figures moved the same way. The periods are the first
+            # clause's, unless this series starts or ends elsewhere.
+            same_company = first.symbol == before.symbol
             who = "its" if same_company else possessive(first.company)
-            # "and Apple's from …" when only the company differs from the first clause's.
-            what = "" if not same_company and first.metric == was_first.metric else f" {label}"
+            what = "" if not same_company and first.metric == before.metric else f" {label}"
             moved = "" if verb == was_verb else f" {verb}"
             since = "" if first.period == was_first.period else f" in {fiscal_period(first)}"
             until = "" if last.period == was_last.period else f" in {fiscal_period(last)}"
@@ -280,6 +286,7 @@ def _trend_lead(glance: Glance) -> str:
             if not _within(clauses, clause, ", "):
                 continue
         clauses.append(clause)
+        previous = (first, verb)
     if not clauses:
         return f"{glance.table.caption}: the figures are in the table."
     lead = clauses[0] if len(clauses) == 1 else f"{', '.join(clauses[:-1])}, and {clauses[-1]}"

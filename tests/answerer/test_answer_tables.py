@@ -198,3 +198,32 @@ async def test_a_wrong_figure_in_the_models_lead_is_caught_beside_the_table() ->
     assert outcome.answer == NVIDIA_LEAD and outcome.table is not None
     assert outcome.validation.passed
     assert any(re.search(r"\$131\.9 billion", r) for r in outcome.generation.rejected)
+
+
+def test_a_clause_leaves_out_only_what_the_clause_before_it_said() -> None:
+    facts = [
+        make_fact(value, year=year, metric=metric, symbol=symbol, company=name)
+        for symbol, name, metric, values in (
+            ("AAPL", "Apple", "revenue", (394_328e6, 391_035e6)),
+            ("AAPL", "Apple", "net_income", (99_803e6, 93_736e6)),
+            ("NVDA", "NVIDIA", "revenue", (26_914e6, 60_922e6)),
+            ("NVDA", "NVIDIA", "net_income", (9_752e6, 29_760e6)),
+        )
+        for year, value in zip((2022, 2024), values, strict=True)
+    ]
+    glance = figure_glance(facts)
+    assert glance is not None
+    assert glance.table.columns == [
+        "Fiscal year",
+        "Apple revenue",
+        "Apple net income",
+        "NVIDIA revenue",
+        "NVIDIA net income",
+    ]
+    # NVIDIA's figure after Apple's net income is named again: "NVIDIA's" alone would be
+    # read as its net income.
+    assert glance_lead(glance) == (
+        "Apple's revenue fell from $394.3 billion in fiscal 2022 to $391.0 billion in fiscal "
+        "2024, its net income from $99.8 billion to $93.7 billion, NVIDIA's revenue rose from "
+        "$26.9 billion to $60.9 billion, and its net income from $9.8 billion to $29.8 billion."
+    )
