@@ -382,19 +382,20 @@ def path_ids() -> Iterator[Hostile]:
 
 def methods_and_routes() -> Iterator[Hostile]:
     kind = "methods and unknown routes"
+    # Each route and the methods it answers: every other method is sent to it.
     routes = {
-        "/v1/ask": "POST",
-        "/v1/conversations": "GET",
-        "/v1/conversations/x": "GET",
-        "/v1/requests/x": "GET",
-        "/v1/documents": "POST",
-        "/v1/documents/x": "GET",
-        "/healthz": "GET",
-        "/readyz": "GET",
+        "/v1/ask": {"POST"},
+        "/v1/conversations": {"GET"},
+        "/v1/conversations/x": {"GET", "DELETE"},
+        "/v1/requests/x": {"GET"},
+        "/v1/documents": {"GET", "POST"},
+        "/v1/documents/x": {"GET", "DELETE"},
+        "/healthz": {"GET"},
+        "/readyz": {"GET"},
     }
     for path, allowed in routes.items():
         for method in ("PUT", "DELETE", "PATCH", "TRACE", "OPTIONS", "POST", "GET"):
-            if method == allowed:
+            if method in allowed:
                 continue
             yield Hostile(f"{method} {path}", kind, method, path)
     for path in ("/v2/ask", "/v1", "/wp-admin", "/.env", "/v1/ask/extra", "/%2e%2e/etc/passwd"):
