@@ -29,7 +29,7 @@ from services.control.supervisor import Supervisor
 from shared.embeddings import MiniLMEmbedder
 from shared.metric_resolver import MetricResolver
 from shared.subjects import Stage
-from tests.helpers import wait_until
+from tests.helpers import PIPELINE_READY_SECONDS, wait_until
 from tests.otlp_capture import OtlpCapture
 
 # Short enough that a test of redelivery after a crash waits seconds, not the default 30.
@@ -136,7 +136,7 @@ def finq(
     )
     supervisor.start()
     try:
-        wait_until_ready(url, supervisor, timeout=60)
+        wait_until_ready(url, supervisor, timeout=PIPELINE_READY_SECONDS)
         yield RunningFinq(url, supervisor, servers, span_capture)
     finally:
         supervisor.stop()
@@ -252,7 +252,7 @@ async def own_finq(
             supervisor.start()
             try:
                 url = f"http://127.0.0.1:{port}"
-                await asyncio.to_thread(wait_until_ready, url, supervisor, 60)
+                await asyncio.to_thread(wait_until_ready, url, supervisor, PIPELINE_READY_SECONDS)
                 async with httpx.AsyncClient(base_url=url, timeout=60) as client:
                     yield OwnFinq(client, supervisor, nats)
             finally:
@@ -302,7 +302,7 @@ def another_gateway(
             return False
 
     try:
-        asyncio.run(wait_until(answers, within=60))
+        asyncio.run(wait_until(answers, within=PIPELINE_READY_SECONDS))
         yield url
     finally:
         process.terminate()

@@ -20,6 +20,12 @@ from shared.contracts.understanding import CompanyRef, MetricRef, Understood
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+# How long a pipeline may take to start: its stages load models and the router fetches the
+# catalog's vectors from the ingest stage. Quiet, that is under half a minute; with three
+# test workers starting pipelines at once on two cores it can take minutes. A deadline for
+# setup, not a check of speed.
+PIPELINE_READY_SECONDS = 300.0
+
 
 def shared_data_dir() -> Path:
     """The reference data beside the checkout (`../shared/data`), or FINQ_SHARED_DATA."""

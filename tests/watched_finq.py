@@ -16,6 +16,7 @@ from services.control.commands.gateway_readiness import wait_until_ready
 from services.control.commands.state_file import write_state
 from services.control.servers import NatsServer, PostgresServer, free_port
 from services.control.supervisor import ServerWatch, Supervisor
+from tests.helpers import PIPELINE_READY_SECONDS
 
 
 @dataclass
@@ -63,7 +64,7 @@ async def watched_finq(home: Path, env: dict[str, str] | None = None) -> AsyncIt
         supervisor.start()
         watch = ServerWatch([postgres, nats])
         url = f"http://127.0.0.1:{port}"
-        await asyncio.to_thread(wait_until_ready, url, supervisor, 120, watch)
+        await asyncio.to_thread(wait_until_ready, url, supervisor, PIPELINE_READY_SECONDS, watch)
         finq = WatchedFinq(home, url, postgres, nats, supervisor, watch)
         finq.write_state()
         yield finq
