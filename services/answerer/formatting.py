@@ -266,7 +266,7 @@ def differs_sentence(
     fact: Fact, by_id: dict[str, Source], citations: dict[str, Citation], about: str = ""
 ) -> str:
     """What the other source gives for a figure two sources disagree on, cited. `about`
-    names the figure ("NVIDIA's revenue in fiscal 2023") where no sentence before it does,
+    names the figure ("Apple's net income in fiscal 2021") where no sentence before it does,
     as beneath a table."""
     assert fact.differs is not None
     other = fact.differs
