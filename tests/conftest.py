@@ -114,6 +114,9 @@ def stage_environment(servers: Servers, gateway_port: int, spans: OtlpCapture) -
         "FINQ_GATEWAY_PORT": str(gateway_port),
         "FINQ_ACK_WAIT_SECONDS": str(TEST_ACK_WAIT_SECONDS),
         "FINQ_NAK_DELAY_SECONDS": "0.2",
+        # The ingest stage embeds the catalog's phrases for the router in batches; with
+        # three test workers on two cores a batch can take longer than the default 5 s.
+        "FINQ_ROUTER_EMBEDDING_TIMEOUT_SECONDS": "30",
         "FINQ_LOG_LEVEL": "DEBUG",
         "OTEL_EXPORTER_OTLP_ENDPOINT": spans.endpoint,
         "OTEL_BSP_SCHEDULE_DELAY": "100",
