@@ -27,10 +27,11 @@ browser:
 			|| echo "chromium was not installed: the browser tests will skip"; \
 	else echo "no chromium and no root apt-get: the browser tests will skip"; fi
 
-# Three workers on two cores: most of an end-to-end test is waiting on its pipeline. Each
-# module's tests stay on one worker (tests/conftest.py names their groups). A plain
-# `.venv/bin/pytest tests/...` runs in one process.
-PYTEST_WORKERS ?= -n 3 --dist loadgroup
+# One process by default: on two cores, three workers each starting the session's pipeline
+# ran slower than one (measured 2026-11-28). Where there are cores to spare:
+#   make test PYTEST_WORKERS="-n 3 --dist loadgroup"
+# keeps each module's tests on one worker (tests/conftest.py names their groups).
+PYTEST_WORKERS ?=
 
 test: install browser
 	$(BIN)/ruff check .
