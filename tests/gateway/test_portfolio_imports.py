@@ -18,6 +18,7 @@ from shared.identity import add_user
 from shared.portfolio.ledger import Ledger
 from shared.portfolio.store import load_activities
 from tests.conftest import RunningFinq
+from tests.shared.test_portfolio_undo import SALE_FILE, SECOND_FILE
 
 FIRST_FILE = b"""date,account,account_type,action,symbol,quantity,price,fees,amount,to_account
 2023-01-03,Brokerage,brokerage,deposit,,,,,10000,
@@ -25,15 +26,6 @@ FIRST_FILE = b"""date,account,account_type,action,symbol,quantity,price,fees,amo
 2023-01-05,Brokerage,,buy,MSFT,5,222.31,,,
 2023-04-03,Brokerage,,transfer,,,,,500,Roth IRA
 2023-04-03,Roth IRA,roth_ira,buy,VTI,2,200.10,,,
-"""
-SECOND_FILE = b"""date,account,action,symbol,quantity,price,fees,amount
-2023-01-04,Brokerage,deposit,,,,,5000
-2023-01-04,Brokerage,buy,AAPL,3,126.00,0.50,
-2023-03-01,Brokerage,buy,NVDA,8,230.00,,
-2023-05-01,Brokerage,sell,NVDA,2,280.00,1.00,
-"""
-SALE_FILE = b"""date,account,action,symbol,quantity,price
-2023-05-02,Brokerage,sell,MSFT,5,305.00
 """
 
 
