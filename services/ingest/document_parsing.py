@@ -1,7 +1,7 @@
 """Document parsers for filings and uploads: one entry point, one parser per format.
 
 `parse_document` picks the parser from the content type or the file suffix: PDF
-(pdfplumber, `pdf_parsing`), HTML including EDGAR inline XBRL (lxml, `html_parsing`),
+(PDFium and pdfplumber, `pdf_parsing`), HTML including EDGAR inline XBRL (lxml, `html_parsing`),
 DOCX (python-docx), plain text, markdown, and the course format (a text file that
 starts with `Course Title:`). Each returns a `ParsedDocument` whose blocks are prose or
 whole tables written as numbered markdown (`block_building`).

@@ -1,4 +1,7 @@
-"""PDF pages to blocks with pdfplumber: tables as markdown, the rest as prose around them.
+"""PDF pages to blocks: tables as markdown, the rest as prose around them.
+
+Pages are read by PDFium (`pdfium_pages`), and their characters grouped into words and
+their rules into ruled tables by pdfplumber's own code.
 
 Tables are found two ways, because filings draw them two ways:
 
@@ -27,9 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pdfplumber
-from pdfplumber.page import Page
-
 from services.ingest.block_building import (
     BlockCollector,
     Span,
@@ -45,6 +45,7 @@ from services.ingest.block_building import (
     place_cells,
 )
 from services.ingest.document_model import ParsedDocument
+from services.ingest.pdfium_pages import PdfiumDocument, PdfiumPage
 
 # A word sharing this much of its height with a line is on it; superscript footnote
 # marks and figures set slightly lower than their label still are.
@@ -153,7 +154,7 @@ def read_pdf(path: Path) -> ParsedDocument:
     """Parse a PDF; library errors (a corrupt or encrypted file) propagate as raised."""
     document = ParsedDocument(title=path.name, doc_type="pdf")
     collector = BlockCollector()
-    with pdfplumber.open(path) as pdf:
+    with PdfiumDocument(path) as pdf:
         subject = str(pdf.metadata.get("Subject") or "")
         form = _FORM.search(subject)
         if form:
@@ -162,16 +163,13 @@ def read_pdf(path: Path) -> ParsedDocument:
         for page in pdf.pages:
             if _read_page(page, collector):
                 nonempty += 1
-            # pdfplumber keeps every page's objects cached otherwise: a 120-page filing
-            # would hold them all.
-            page.close()
-        document.page_count = len(pdf.pages)
+        document.page_count = len(pdf)
     document.nonempty_page_count = nonempty
     document.blocks = collector.finish()
     return document
 
 
-def _read_page(page: Page, collector: BlockCollector) -> bool:
+def _read_page(page: PdfiumPage, collector: BlockCollector) -> bool:
     words = [
         _Word(str(w["text"]), float(w["x0"]), float(w["x1"]), float(w["top"]), float(w["bottom"]))
         for w in page.extract_words(x_tolerance=3, y_tolerance=3, keep_blank_chars=False)
@@ -375,7 +373,7 @@ def _widen_centred(row: list[Span], columns: Sequence[tuple[float, float]]) -> l
 
 
 def _ruled_tables(
-    page: Page, taken: Sequence[tuple[float, float, float, float]]
+    page: PdfiumPage, taken: Sequence[tuple[float, float, float, float]]
 ) -> list[_PageTable]:
     tables: list[_PageTable] = []
     for found in page.find_tables():
