@@ -38,6 +38,10 @@ from pdfplumber.utils import extract_words
 _Point = tuple[float, float]
 _SPACE = ord(" ")
 _BREAKS = frozenset((ord("\r"), ord("\n")))
+# The pen movement, in points and in ems, that parts two words where PDFium inferred a
+# break between them.
+_WORD_GAP = 1.0
+_SPACE_EMS = 0.5
 
 
 @dataclass
@@ -115,15 +119,17 @@ def _chars(textpage: pdfium.PdfTextPage, left: float, top: float) -> list[dict[s
     box = pdfium_c.FS_RECTF()
     matrix = pdfium_c.FS_MATRIX()
     chars: list[dict[str, Any]] = []
+    pending_break = False
     for index in range(pdfium_c.FPDFText_CountChars(handle)):
         code = pdfium_c.FPDFText_GetUnicode(handle, index)
         generated = pdfium_c.FPDFText_IsGenerated(handle, index) == 1
         if code in _BREAKS or (generated and code == _SPACE):
-            # A space or line break PDFium infers where the PDF moved the pen between two
-            # words instead of drawing a space: a word break all the same, as pdfminer's
-            # gaps and drawn spaces are. It is placed at the end of the character before.
-            if chars and chars[-1]["text"] != " ":
-                chars.append({**chars[-1], "text": " ", "x0": chars[-1]["x1"], "width": 0.0})
+            # A space or line break PDFium infers between two characters. It parts them
+            # when the pen moved on by about a space's width, which pdfminer reads as a
+            # space: not where only the baseline moved (a footnote mark set as
+            # superscript), nor across a wider gap, which parts words by itself unless a
+            # mark drawn later fills it ("AirPods" and its "®").
+            pending_break = bool(chars)
             continue
         if generated or not code:
             continue
@@ -137,6 +143,12 @@ def _chars(textpage: pdfium.PdfTextPage, left: float, top: float) -> list[dict[s
         if pdfium_c.FPDFText_GetMatrix(handle, index, ctypes.byref(matrix)):
             size *= math.hypot(matrix.c, matrix.d)
         x0, x1 = box.left - left, box.right - left
+        if pending_break:
+            before = chars[-1]
+            gap = x0 - before["x1"]
+            if _WORD_GAP <= gap < _SPACE_EMS * before["size"]:
+                chars.append({**before, "text": " ", "x0": before["x1"], "width": 0.0})
+            pending_break = False
         char_bottom = top - box.bottom
         char_top = char_bottom - size if size > 0 else top - box.top
         chars.append(
