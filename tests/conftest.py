@@ -247,6 +247,10 @@ async def own_finq(
                     "FINQ_GATEWAY_PORT": str(port),
                     "FINQ_ROUTER_METRIC_EMBEDDINGS": "false",
                     "FINQ_ROUTER_CLASSIFIER_ENABLED": "false",
+                    # Most own pipelines never embed: the ingest stage loads the model on
+                    # its first request, not at start (8 CPU-seconds a pipeline). Those
+                    # that search documents ask for it at start (a search waits 5 s).
+                    "FINQ_EMBEDDING_PRELOAD": "false",
                     "FINQ_DOCUMENT_UPLOAD_DIR": str(tmp_path / "uploads"),
                     **(env or {}),
                 },

@@ -34,7 +34,7 @@ from shared.contracts.documents import DocumentUploaded
 from shared.contracts.envelope import Envelope
 from shared.db import UserScope, acting_as
 from shared.embedding_service import EmbeddingServer
-from shared.embeddings import Embedder, load_embedder
+from shared.embeddings import Embedder, stage_embedder
 from shared.metrics import INGEST_JOBS
 from shared.runtime import StageClients, run, serve_stage
 from shared.tools import UPLOADS_COLLECTION
@@ -158,8 +158,9 @@ async def build_handler(clients: StageClients) -> Handler:
     settings = clients.settings
     assert isinstance(settings, IngestSettings) and clients.pool is not None
     pool = clients.pool
-    # Loaded before the stage pulls work: the stage is ready when it can embed.
-    embedder = await asyncio.to_thread(load_embedder, settings)
+    # Loaded before the stage pulls work (unless FINQ_EMBEDDING_PRELOAD=false): the stage
+    # is ready when it can embed.
+    embedder = await asyncio.to_thread(stage_embedder, settings)
     reading = reading_of(settings, embedder)
     # The one process that holds the model: it encodes for the router and the tools too.
     server = EmbeddingServer(clients.nc, embedder)

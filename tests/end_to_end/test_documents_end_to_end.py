@@ -41,7 +41,7 @@ async def pipeline(
         servers,
         tmp_path_factory.mktemp("documents"),
         "t_documents_e2e",
-        {"FINQ_DOCUMENT_UPLOAD_MAX_BYTES": str(UPLOAD_LIMIT)},
+        {"FINQ_DOCUMENT_UPLOAD_MAX_BYTES": str(UPLOAD_LIMIT), "FINQ_EMBEDDING_PRELOAD": "true"},
         load_glossary=True,
     ) as client:
         yield client
@@ -170,7 +170,10 @@ async def filings_pipeline(
     servers: Servers, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[httpx.AsyncClient]:
     async with own_pipeline(
-        servers, tmp_path_factory.mktemp("filings"), "t_documents_filings"
+        servers,
+        tmp_path_factory.mktemp("filings"),
+        "t_documents_filings",
+        {"FINQ_EMBEDDING_PRELOAD": "true"},
     ) as client:
         yield client
 
