@@ -18,6 +18,7 @@ import pytest
 
 from services.control.commands.database_setup import prepare_database
 from services.control.commands.gateway_readiness import wait_until_ready
+from services.control.scheduling import PIPELINE_NICE, lower_priority
 from services.control.servers import (
     NatsCluster,
     NatsServer,
@@ -39,6 +40,14 @@ TEST_ACK_WAIT_SECONDS = 3.0
 # Modules that parse the same 10-K filings (20 to 60 seconds each, cached per process by
 # tests.helpers.parsed_filing) run on one worker, so each filing is parsed once per run.
 FILING_READERS = frozenset({"test_statement_reading", "test_financebench", "test_document_parsing"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A test worker of pytest-xdist runs at the pipeline's priority: its own CPU work (a
+    filing parsed, hypothesis's examples) must not starve the pipelines the other workers
+    wait on, which run below the default priority (services.control.scheduling)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        lower_priority(os.getpid(), PIPELINE_NICE)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

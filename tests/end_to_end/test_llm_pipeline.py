@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -50,19 +52,50 @@ def pipeline_with_model(
     )
 
 
+@dataclass
+class ModelPipeline:
+    model: OpenAIStandIn
+    client: httpx.AsyncClient
+
+    def script(self, *replies: ScriptedReply) -> OpenAIStandIn:
+        """The model's replies for the next question, and its record of requests emptied."""
+        self.model.replies = list(replies)
+        self.model.requests.clear()
+        return self.model
+
+
+@pytest.fixture(scope="module")
+async def shared_pipeline(
+    servers: Servers, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[ModelPipeline]:
+    """One pipeline and one model for the tests that need no setting of their own: each
+    scripts the model's replies before it asks."""
+    async with (
+        OpenAIStandIn([]) as model,
+        pipeline_with_model(
+            servers, tmp_path_factory.mktemp("llm"), model, "t_llm_shared"
+        ) as client,
+    ):
+        yield ModelPipeline(model, client)
+
+
+@pytest.fixture
+def pipeline(shared_pipeline: ModelPipeline) -> Iterator[ModelPipeline]:
+    yield shared_pipeline
+    # A reply a test scripted but its question never asked for is not left to the next.
+    shared_pipeline.model.replies.clear()
+
+
 async def test_a_wrong_figure_from_the_model_is_regenerated_to_the_right_one(
-    servers: Servers, tmp_path: Path
+    pipeline: ModelPipeline,
 ) -> None:
-    replies = [
+    model = pipeline.script(
         answer_reply("Apple's revenue in fiscal 2023 was $401.2 billion."),
         answer_reply(RIGHT),
-    ]
-    async with (
-        OpenAIStandIn(replies) as model,
-        pipeline_with_model(servers, tmp_path, model, "t_llm_regenerate") as client,
-    ):
-        body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
-        log = (await client.get(f"/v1/requests/{body['request_id']}")).json()
+    )
+    client = pipeline.client
+    body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
+    log = (await client.get(f"/v1/requests/{body['request_id']}")).json()
     assert body["answer"] == RIGHT
     assert body["validation"]["passed"] and body["validation"]["attempts"] == 2
     assert body["generation"]["mode"] == "llm"
@@ -91,30 +124,24 @@ async def test_a_request_makes_no_more_model_calls_than_its_cap_and_falls_back_t
     assert body["generation"]["fallback_reason"] == "model call limit reached for this request"
 
 
-async def test_a_slow_model_is_waited_for_not_redelivered(servers: Servers, tmp_path: Path) -> None:
+async def test_a_slow_model_is_waited_for_not_redelivered(pipeline: ModelPipeline) -> None:
     # Three ack waits (1 s each) pass while the model thinks.
-    async with (
-        OpenAIStandIn([answer_reply(RIGHT, delay_seconds=3.0)]) as model,
-        pipeline_with_model(servers, tmp_path, model, "t_llm_slow") as client,
-    ):
-        body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
+    model = pipeline.script(answer_reply(RIGHT, delay_seconds=3.0))
+    body = (await pipeline.client.post("/v1/ask", json={"question": QUESTION})).json()
     assert body["answer"] == RIGHT
     assert body["validation"]["attempts"] == 1
     assert len(model.requests) == 1
 
 
 async def test_a_held_year_the_model_named_but_was_not_fetched_is_fetched_and_answered(
-    servers: Servers, tmp_path: Path
+    pipeline: ModelPipeline,
 ) -> None:
     both = (
         "Apple's revenue in fiscal 2023 was $383.3 billion, "
         "down from $394.3 billion in fiscal 2022."
     )
-    async with (
-        OpenAIStandIn([answer_reply(both), answer_reply(both)]) as model,
-        pipeline_with_model(servers, tmp_path, model, "t_llm_refetch") as client,
-    ):
-        body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
+    model = pipeline.script(answer_reply(both), answer_reply(both))
+    body = (await pipeline.client.post("/v1/ask", json={"question": QUESTION})).json()
     assert body["answer"] == both, (body["generation"], body["validation"], len(model.requests))
     assert body["validation"]["passed"] and body["validation"]["attempts"] == 2
     assert body["route"]["tool_calls"][0]["arguments"]["fiscal_years"] == [2022, 2023]
@@ -123,7 +150,7 @@ async def test_a_held_year_the_model_named_but_was_not_fetched_is_fetched_and_an
 
 
 async def test_a_models_false_no_data_claim_is_checked_against_the_database_and_corrected(
-    servers: Servers, tmp_path: Path
+    pipeline: ModelPipeline,
 ) -> None:
     false_claim = (
         "Apple's revenue in fiscal 2023 was $383.3 billion. "
@@ -133,12 +160,9 @@ async def test_a_models_false_no_data_claim_is_checked_against_the_database_and_
         "Apple's revenue in fiscal 2023 was $383.3 billion, "
         "down from $394.3 billion in fiscal 2022."
     )
-    async with (
-        OpenAIStandIn([answer_reply(false_claim), answer_reply(both)]) as model,
-        pipeline_with_model(servers, tmp_path, model, "t_llm_no_data") as client,
-    ):
-        body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
-        log = (await client.get(f"/v1/requests/{body['request_id']}")).json()
+    pipeline.script(answer_reply(false_claim), answer_reply(both))
+    body = (await pipeline.client.post("/v1/ask", json={"question": QUESTION})).json()
+    log = (await pipeline.client.get(f"/v1/requests/{body['request_id']}")).json()
     assert body["answer"] == both
     assert body["validation"]["passed"] and body["validation"]["attempts"] == 2
     assert body["route"]["tool_calls"][0]["arguments"]["fiscal_years"] == [2022, 2023]
