@@ -27,8 +27,8 @@ browser:
 			|| echo "chromium was not installed: the browser tests will skip"; \
 	else echo "no chromium and no root apt-get: the browser tests will skip"; fi
 
-# One process by default: on two cores, three workers each starting the session's pipeline
-# ran slower than one (measured 2026-11-28). Where there are cores to spare:
+# One process by default. On two cores (measured 2026-11-28): serial 1,313 s; two workers
+# 1,007 s, but with failures of timing under the load; three thrashed. With cores to spare:
 #   make test PYTEST_WORKERS="-n 3 --dist loadgroup"
 # keeps each module's tests on one worker (tests/conftest.py names their groups).
 PYTEST_WORKERS ?=
