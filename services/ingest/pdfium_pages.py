@@ -9,12 +9,12 @@ rectangles and the segments of other paths) come from PDFium, and pdfplumber's o
 grouping (`extract_words`) and table finder (`TableFinder`, "lines" strategy) run on them
 unchanged: `PdfiumPage` offers the attributes those two read (`chars`, `edges`, `bbox`).
 
-What differs from pdfminer's reading, and why it does not matter here:
-- A character's box is PDFium's loose box, from the font's ascent and descent. pdfminer's
-  is built the same way from the font's metrics; the two differ by at most about 2 points,
-  within the 3-point tolerances words and lines are grouped by.
-- Characters PDFium generates (the spaces and line breaks it infers) are dropped: pdfminer
-  reports only drawn characters. A soft hyphen PDFium marks at a line's end is a hyphen.
+Where PDFium's reading is brought to pdfminer's:
+- A character's box is one em tall from the font's descent, as pdfminer builds it (PDFium's
+  loose box reaches the font's ascent instead); its width is PDFium's.
+- Characters PDFium generates (the spaces and line breaks it infers) are not characters:
+  one parts two words only across about a space's width, as a drawn space would. A hyphen
+  PDFium marks at a line's end is a hyphen.
 - Paths inside form XObjects are read in the form's space through the form's matrix.
 """
 
@@ -33,9 +33,10 @@ import pypdfium2.raw as pdfium_c
 from pdfplumber.table import TableFinder, TableSettings
 from pdfplumber.utils import extract_words
 
-# pdfminer gives each path's subpaths as lines, rectangles or curves; pdfplumber's edges
-# from them are what its "lines" strategy joins into table grids.
 _Point = tuple[float, float]
+# [a b c d e f], as PDF writes a transformation.
+_Matrix = tuple[float, float, float, float, float, float]
+_IDENTITY: _Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 _SPACE = ord(" ")
 _BREAKS = frozenset((ord("\r"), ord("\n")))
 # The pen movement, in points and in ems, that parts two words where PDFium inferred a
@@ -64,9 +65,6 @@ class PdfiumPage:
 
     def find_tables(self) -> list[Any]:
         return TableFinder(self, TableSettings.resolve(None)).tables  # type: ignore[arg-type]
-
-    def close(self) -> None:
-        """Nothing is held once the page is read (pdfplumber's pages cache their objects)."""
 
 
 @dataclass
@@ -169,6 +167,8 @@ def _chars(textpage: pdfium.PdfTextPage, left: float, top: float) -> list[dict[s
 
 
 def _edges(page: pdfium.PdfPage, left: float, top: float) -> list[dict[str, Any]]:
+    """pdfminer reads each path's subpaths as lines, rectangles or curves; pdfplumber's
+    edges of them are what its "lines" strategy joins into table grids."""
     edges: list[dict[str, Any]] = []
     for subpath in _subpaths(page.raw):
         points = [(x - left, top - y) for x, y in subpath]
@@ -181,10 +181,6 @@ def _subpaths(page: Any) -> Iterator[list[_Point]]:
     one ending where it began."""
     for index in range(pdfium_c.FPDFPage_CountObjects(page)):
         yield from _object_subpaths(pdfium_c.FPDFPage_GetObject(page, index), _IDENTITY)
-
-
-_Matrix = tuple[float, float, float, float, float, float]
-_IDENTITY: _Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
 
 def _compose(inner: _Matrix, outer: _Matrix) -> _Matrix:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,11 +65,11 @@ class ModelPipeline:
 
 
 @pytest.fixture(scope="module")
-async def shared_pipeline(
+async def pipeline(
     servers: Servers, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[ModelPipeline]:
     """One pipeline and one model for the tests that need no setting of their own: each
-    scripts the model's replies before it asks."""
+    scripts the model's replies (replacing any left over) before it asks."""
     async with (
         OpenAIStandIn([]) as model,
         pipeline_with_model(
@@ -77,13 +77,6 @@ async def shared_pipeline(
         ) as client,
     ):
         yield ModelPipeline(model, client)
-
-
-@pytest.fixture
-def pipeline(shared_pipeline: ModelPipeline) -> Iterator[ModelPipeline]:
-    yield shared_pipeline
-    # A reply a test scripted but its question never asked for is not left to the next.
-    shared_pipeline.model.replies.clear()
 
 
 async def test_a_wrong_figure_from_the_model_is_regenerated_to_the_right_one(
