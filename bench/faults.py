@@ -123,6 +123,10 @@ PIPELINE_ENV = {
     "FINQ_GATEWAY_DEADLINE_SECONDS": str(DEADLINE_SECONDS),
     "FINQ_ROUTER_METRIC_EMBEDDINGS": "false",
     "FINQ_ROUTER_CLASSIFIER_ENABLED": "false",
+    # Every question is a figure's (distinct_questions): nothing searches documents, so the
+    # ingest stage loads its model only if something asks it to embed.
+    "FINQ_TOOLS_DOCUMENT_SEARCH": "false",
+    "FINQ_EMBEDDING_PRELOAD": "false",
     "FINQ_STREAM_MAX_BYTES": str(STREAM_MAX_BYTES),
     "FINQ_LOG_LEVEL": "INFO",
 }
@@ -351,6 +355,10 @@ class Plan:
     full_stream_rounds: int = 1
     gateway_kills: int = 0
     concurrency: int = 4
+    # Each steady client's wait between its questions; 0: back to back, as fast as the
+    # pipeline answers (the bench's saturating load). A paced load still keeps questions in
+    # flight through every fault, at a fraction of the CPU (the suite's run shares the cores).
+    pace_seconds: float = 0.0
     recover_seconds: float = 4.0
 
 
@@ -452,7 +460,10 @@ class FaultRun:
         self.say(f"starting PostgreSQL on {self.postgres.port}, NATS on {self.nats.port}")
         await asyncio.to_thread(self.postgres.start)
         await asyncio.to_thread(self.nats.start)
-        await prepare_database(self.postgres.dsn, service_dsn=self.postgres.service_dsn)
+        # No glossary: no question of the load searches documents (PIPELINE_ENV).
+        await prepare_database(
+            self.postgres.dsn, service_dsn=self.postgres.service_dsn, load_glossary=False
+        )
         await self.model.__aenter__()
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
@@ -608,6 +619,8 @@ class FaultRun:
                 await asyncio.sleep(max(pause, 0.05))
                 continue
             await self.ask()
+            if self.plan.pace_seconds:
+                await asyncio.sleep(self.plan.pace_seconds)
 
     def start_load(self) -> None:
         self._loading.set()

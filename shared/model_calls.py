@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import httpx
-import openai
 from opentelemetry.trace import Span, StatusCode
 
 from shared.metrics import record_model_call
@@ -51,6 +50,9 @@ class ModelCall:
 
     def failed(self, error: Exception) -> None:
         # A streamed reply can also time out between chunks (httpx's) or as a whole (asyncio's).
+        # openai is imported here, not at the top: a stage without a model never loads it.
+        import openai
+
         timed_out = openai.APITimeoutError | httpx.TimeoutException | TimeoutError
         self.outcome = "timeout" if isinstance(error, timed_out) else "error"
         self.span.record_exception(error)

@@ -20,13 +20,10 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
-import openai
 import structlog
-from openai import AsyncOpenAI
-from openai.types import CompletionUsage
 
 from services.answerer.answer_field_reading import AnswerFieldReader
 from services.answerer.answer_tables import LEAD_CHARACTERS, figure_glance
@@ -36,6 +33,10 @@ from shared.contracts.envelope import ModelCallBudget
 from shared.contracts.tool_results import Fact, Passage, Source
 from shared.model_calls import observed_model_call
 from shared.value_formatting import format_fact_value, format_value
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from openai.types import CompletionUsage
 
 log = structlog.get_logger()
 
@@ -203,6 +204,8 @@ class LlmAnswerWriter:
     ) -> AnswerDrafted:
         """The model's answer, or `reference` (the deterministic one) saying why not;
         `draft_text` hears the answer's text as the model writes it."""
+        import openai  # loaded already: the client is openai's (see services/answerer/main.py)
+
         passages = [p for result in completed.results for p in result.passages]
         if completed.route.intent not in LLM_INTENTS or not (reference.facts or passages):
             return reference

@@ -3,8 +3,6 @@ prose when OPENAI_API_KEY is set, its text told as it is written)."""
 
 from __future__ import annotations
 
-from openai import AsyncOpenAI
-
 from services.answerer.drafting import draft_answer
 from services.answerer.llm_writing import LlmAnswerWriter
 from services.answerer.settings import AnswererSettings
@@ -21,6 +19,9 @@ def build_writer(clients: StageClients) -> LlmAnswerWriter | None:
     assert isinstance(settings, AnswererSettings)
     if not settings.llm_configured:
         return None
+    # openai takes about a second to import: a stage loads it only when a model is configured.
+    from openai import AsyncOpenAI
+
     client = AsyncOpenAI(
         api_key=settings.openai_key,
         base_url=settings.openai_base_url,

@@ -13,11 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 import structlog
-from openai import AsyncOpenAI
 from pydantic import ValidationError
 
 from services.router.routing import SELECTOR_TRIES
@@ -28,6 +26,9 @@ from shared.contracts.understanding import Intent, LlmUsage, Understood
 from shared.model_calls import observed_model_call
 from shared.tools import TOOL_SPECS, TOOL_SPECS_BY_NAME, ToolArguments, tool_allowed
 from shared.tools.spec import unset_nulls
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 log = structlog.get_logger()
 
@@ -118,6 +119,8 @@ class LlmToolSelector:
         hints: Understood | None = None,
         budget: ModelCallBudget | None = None,
     ) -> RouteDecided | None:
+        import openai  # loaded already: the client is openai's (see services/router/main.py)
+
         messages = self.messages(question, history, hints)
         usage = LlmUsage(model=self.model)
         budget = budget or ModelCallBudget(SELECTOR_TRIES)

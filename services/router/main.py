@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import asyncpg
 import structlog
-from openai import AsyncOpenAI
 
 from services.router.fiscal_calendar import load_fiscal_calendars
 from services.router.intent_classifier import ARTIFACTS_DIR as CLASSIFIER_ARTIFACTS
@@ -200,6 +199,9 @@ async def build_handler(clients: StageClients) -> Handler:
     finder = metric_finder(directory, await load_resolver(learned, settings, embeddings))
     selector = None
     if settings.llm_configured:
+        # openai takes about a second to import: a stage loads it only when a model is configured.
+        from openai import AsyncOpenAI
+
         client = AsyncOpenAI(
             api_key=settings.openai_key,
             base_url=settings.openai_base_url,
