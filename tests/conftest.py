@@ -77,7 +77,9 @@ class RunningFinq:
 @pytest.fixture(scope="session")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     home = tmp_path_factory.mktemp("finq-servers")
-    postgres = PostgresServer(home / "postgres", free_port())
+    # Not durable: shared by every test and never killed, it need not fsync (a database
+    # made and dropped per test would otherwise wait on a checkpoint each time).
+    postgres = PostgresServer(home / "postgres", free_port(), durable=False)
     # With its monitoring port: a test can ask it who is subscribed to what (/connz).
     nats_port, nats_monitor_port = free_ports(2)
     nats = NatsServer(home / "nats", nats_port, monitor_port=nats_monitor_port)
@@ -164,38 +166,44 @@ def read_logs(log_dir: Path) -> dict[str, str]:
     return {path.stem: path.read_text(errors="replace") for path in sorted(log_dir.glob("*.log"))}
 
 
-# The databases own pipelines are copied from, one per server and kind, built on first use:
-# loading the bundled dataset (and embedding the glossary) takes seconds, a copy a fraction.
-_dataset_templates: dict[tuple[int, bool], str] = {}
+# The databases tests copy theirs from, one per server and kind, built on first use:
+# migrating takes a third of a second, loading the bundled dataset (and embedding the
+# glossary) seconds; a copy takes a tenth.
+_templates: dict[tuple[int, str], str] = {}
 _template_lock = asyncio.Lock()
 
 
-async def dataset_template(servers: Servers, load_glossary: bool) -> str:
-    """A migrated database holding the bundled dataset (and the glossary, if asked) on the
-    session's server, made once per session, for own databases to be copied from."""
-    key = (servers.postgres.port, load_glossary)
+async def database_template(
+    servers: Servers, load_dataset: bool = True, load_glossary: bool = False
+) -> str:
+    """A migrated database on the session's server (holding the bundled dataset and the
+    glossary, if asked), made once per session, for databases of tests to be copied from."""
+    name = "template_" + ("dataset" if load_dataset else "migrated")
+    name += "_glossary" if load_glossary else ""
+    key = (servers.postgres.port, name)
     async with _template_lock:
-        if key not in _dataset_templates:
-            name = "template_dataset_glossary" if load_glossary else "template_dataset"
-            dsn = servers.postgres.dsn_for(name)
+        if key not in _templates:
             await prepare_database(
-                dsn, load_glossary=load_glossary, service_dsn=servers.postgres.service_dsn_for(name)
+                servers.postgres.dsn_for(name),
+                load_default=load_dataset,
+                load_glossary=load_glossary,
+                service_dsn=servers.postgres.service_dsn_for(name),
             )
-            _dataset_templates[key] = name
-        return _dataset_templates[key]
+            _templates[key] = name
+        return _templates[key]
 
 
 @asynccontextmanager
 async def own_database(
     servers: Servers, name: str, template: str | None = None
 ) -> AsyncIterator[str]:
-    """A migrated database of its own on the session's server, dropped afterwards; a copy of
-    `template` when given."""
+    """A migrated database of its own on the session's server, dropped afterwards: a copy of
+    `template`, by default of the migrated one."""
+    template = template or await database_template(servers, load_dataset=False)
     admin = await asyncpg.connect(servers.postgres.dsn_for("postgres"))
     try:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        if template is not None:
-            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
         dsn = servers.postgres.dsn_for(name)
         await prepare_database(
             dsn, load_default=False, service_dsn=servers.postgres.service_dsn_for(name)
@@ -244,7 +252,7 @@ async def own_finq(
         nats = NatsServer(tmp_path / "nats", free_port())
         nats.start()
     try:
-        template = await dataset_template(servers, load_glossary)
+        template = await database_template(servers, load_glossary=load_glossary)
         async with own_database(servers, name, template):
             port = free_port()
             supervisor = Supervisor(

@@ -126,6 +126,10 @@ def _empty_data_dir(data_dir: Path, user: str | None) -> None:
     _give_to(data_dir, user)
 
 
+# What a server that need not survive a crash sets (PostgresServer.durable).
+NOT_DURABLE = ("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+
+
 @dataclass
 class PostgresServer:
     data_dir: Path
@@ -134,6 +138,10 @@ class PostgresServer:
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     # Below the gateway's priority, as every process it serves (services/control/scheduling.py).
     nice: int = PIPELINE_NICE
+    # False for a throwaway server (the test suite's shared one, which nothing kills): no
+    # fsync, so a commit or a DROP DATABASE's checkpoint waits on no disk. A crash may then
+    # corrupt it, which is why `finq up` and every server a test kills stay durable.
+    durable: bool = True
     # Its key in `finq up`'s state file and in what `finq status` prints.
     name: ClassVar[str] = "postgres"
 
@@ -230,6 +238,7 @@ class PostgresServer:
                     "shared_buffers=128MB",
                     "-c",
                     "password_encryption=scram-sha-256",
+                    *([] if self.durable else NOT_DURABLE),
                 ],
                 stdout=log_file,
                 stderr=subprocess.STDOUT,

@@ -193,8 +193,9 @@ async def test_a_message_of_an_earlier_run_or_another_users_name_reads_nothing(
     assert (row["status"], row["ingest_attempts"], row["files"]) == ("pending", 0, 1)
 
 
-def long_handbook(sections: int = 400) -> bytes:
-    """Written for this test: enough text that reading and embedding it takes seconds."""
+def long_handbook(sections: int = 120) -> bytes:
+    """Written for this test: enough text (about 120 passages) that embedding it takes
+    seconds, so the worker is killed while it reads; no more, since it is read twice."""
     parts = ["# Operations handbook\n"]
     for n in range(sections):
         parts.append(
