@@ -31,6 +31,7 @@ from shared.embeddings import MiniLMEmbedder
 from shared.metric_resolver import MetricResolver
 from shared.subjects import Stage
 from tests.helpers import PIPELINE_READY_SECONDS, wait_until
+from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 from tests.otlp_capture import OtlpCapture
 
 # Short enough that a test of redelivery after a crash waits seconds, not the default 30.
@@ -284,6 +285,45 @@ async def own_finq(
     finally:
         if own_nats:
             nats.stop()
+
+
+def model_env(model: OpenAIStandIn) -> dict[str, str]:
+    """The settings of a pipeline whose model is `model`: an ack wait of a second, so a
+    model that thinks for seconds outlasts several (the answerer must keep its message)."""
+    return {
+        "FINQ_ACK_WAIT_SECONDS": "1",
+        "OPENAI_API_KEY": "test-key",
+        "OPENAI_BASE_URL": model.base_url,
+        "OPENAI_MODEL": "gpt-4o-mini",
+    }
+
+
+@dataclass
+class ModelPipeline:
+    model: OpenAIStandIn
+    client: httpx.AsyncClient
+
+    def script(self, *replies: ScriptedReply) -> OpenAIStandIn:
+        """The model's replies for the next question, and its record of requests emptied."""
+        self.model.replies = list(replies)
+        self.model.requests.clear()
+        return self.model
+
+
+@pytest.fixture(scope="session")
+async def model_pipeline(
+    servers: Servers, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[ModelPipeline]:
+    """The five services with a scripted model, on a NATS and a database of their own, for
+    every test that needs a model and no setting of its own: each scripts the replies it
+    needs (replacing any left over) before it asks."""
+    async with (
+        OpenAIStandIn([]) as model,
+        own_pipeline(
+            servers, tmp_path_factory.mktemp("model-pipeline"), "t_model_pipeline", model_env(model)
+        ) as client,
+    ):
+        yield ModelPipeline(model, client)
 
 
 @pytest.fixture

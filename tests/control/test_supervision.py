@@ -106,7 +106,18 @@ async def test_a_killed_postgres_is_started_again_on_its_data_with_a_query_still
         busy = await asyncpg.connect(server.dsn_for("postgres"))
         orphan = busy.get_server_pid()
         looping = asyncio.create_task(busy.execute("DO $$BEGIN LOOP END LOOP; END$$"))
+        # Killed only once the backend is in its loop: one still waiting for the query (on a
+        # busy machine it can be) would see its postmaster die, and exit.
+        observer = await asyncpg.connect(server.dsn_for("postgres"))
 
+        async def in_its_loop() -> bool:
+            state = await observer.fetchval(
+                "SELECT state FROM pg_stat_activity WHERE pid = $1", orphan
+            )
+            return state == "active"
+
+        await wait_until(in_its_loop)
+        await observer.close()
         killed = kill_hard(server.process)
         await wait_until(lambda: process_state(killed) == "zombie")
         assert process_state(orphan) == "running"

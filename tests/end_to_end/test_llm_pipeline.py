@@ -7,15 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import Servers, own_pipeline
+from tests.conftest import ModelPipeline, Servers, model_env, own_pipeline
 from tests.helpers import wait_until
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 
@@ -35,58 +33,20 @@ def pipeline_with_model(
     tmp_path: Path,
     model: OpenAIStandIn,
     name: str,
-    env: dict[str, str] | None = None,
+    env: dict[str, str],
 ) -> AbstractAsyncContextManager[httpx.AsyncClient]:
-    """Five services on a NATS of their own and a database of their own, with the model."""
-    return own_pipeline(
-        servers,
-        tmp_path,
-        name,
-        {
-            "FINQ_ACK_WAIT_SECONDS": "1",
-            "OPENAI_API_KEY": "test-key",
-            "OPENAI_BASE_URL": model.base_url,
-            "OPENAI_MODEL": "gpt-4o-mini",
-            **(env or {}),
-        },
-    )
-
-
-@dataclass
-class ModelPipeline:
-    model: OpenAIStandIn
-    client: httpx.AsyncClient
-
-    def script(self, *replies: ScriptedReply) -> OpenAIStandIn:
-        """The model's replies for the next question, and its record of requests emptied."""
-        self.model.replies = list(replies)
-        self.model.requests.clear()
-        return self.model
-
-
-@pytest.fixture(scope="module")
-async def pipeline(
-    servers: Servers, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[ModelPipeline]:
-    """One pipeline and one model for the tests that need no setting of their own: each
-    scripts the model's replies (replacing any left over) before it asks."""
-    async with (
-        OpenAIStandIn([]) as model,
-        pipeline_with_model(
-            servers, tmp_path_factory.mktemp("llm"), model, "t_llm_shared"
-        ) as client,
-    ):
-        yield ModelPipeline(model, client)
+    """Five services on a NATS and a database of their own, with the model and `env`."""
+    return own_pipeline(servers, tmp_path, name, {**model_env(model), **env})
 
 
 async def test_a_wrong_figure_from_the_model_is_regenerated_to_the_right_one(
-    pipeline: ModelPipeline,
+    model_pipeline: ModelPipeline,
 ) -> None:
-    model = pipeline.script(
+    model = model_pipeline.script(
         answer_reply("Apple's revenue in fiscal 2023 was $401.2 billion."),
         answer_reply(RIGHT),
     )
-    client = pipeline.client
+    client = model_pipeline.client
     body = (await client.post("/v1/ask", json={"question": QUESTION})).json()
     log = (await client.get(f"/v1/requests/{body['request_id']}")).json()
     assert body["answer"] == RIGHT
@@ -117,24 +77,24 @@ async def test_a_request_makes_no_more_model_calls_than_its_cap_and_falls_back_t
     assert body["generation"]["fallback_reason"] == "model call limit reached for this request"
 
 
-async def test_a_slow_model_is_waited_for_not_redelivered(pipeline: ModelPipeline) -> None:
+async def test_a_slow_model_is_waited_for_not_redelivered(model_pipeline: ModelPipeline) -> None:
     # Three ack waits (1 s each) pass while the model thinks.
-    model = pipeline.script(answer_reply(RIGHT, delay_seconds=3.0))
-    body = (await pipeline.client.post("/v1/ask", json={"question": QUESTION})).json()
+    model = model_pipeline.script(answer_reply(RIGHT, delay_seconds=3.0))
+    body = (await model_pipeline.client.post("/v1/ask", json={"question": QUESTION})).json()
     assert body["answer"] == RIGHT
     assert body["validation"]["attempts"] == 1
     assert len(model.requests) == 1
 
 
 async def test_a_held_year_the_model_named_but_was_not_fetched_is_fetched_and_answered(
-    pipeline: ModelPipeline,
+    model_pipeline: ModelPipeline,
 ) -> None:
     both = (
         "Apple's revenue in fiscal 2023 was $383.3 billion, "
         "down from $394.3 billion in fiscal 2022."
     )
-    model = pipeline.script(answer_reply(both), answer_reply(both))
-    body = (await pipeline.client.post("/v1/ask", json={"question": QUESTION})).json()
+    model = model_pipeline.script(answer_reply(both), answer_reply(both))
+    body = (await model_pipeline.client.post("/v1/ask", json={"question": QUESTION})).json()
     assert body["answer"] == both, (body["generation"], body["validation"], len(model.requests))
     assert body["validation"]["passed"] and body["validation"]["attempts"] == 2
     assert body["route"]["tool_calls"][0]["arguments"]["fiscal_years"] == [2022, 2023]
@@ -143,7 +103,7 @@ async def test_a_held_year_the_model_named_but_was_not_fetched_is_fetched_and_an
 
 
 async def test_a_models_false_no_data_claim_is_checked_against_the_database_and_corrected(
-    pipeline: ModelPipeline,
+    model_pipeline: ModelPipeline,
 ) -> None:
     false_claim = (
         "Apple's revenue in fiscal 2023 was $383.3 billion. "
@@ -153,9 +113,9 @@ async def test_a_models_false_no_data_claim_is_checked_against_the_database_and_
         "Apple's revenue in fiscal 2023 was $383.3 billion, "
         "down from $394.3 billion in fiscal 2022."
     )
-    pipeline.script(answer_reply(false_claim), answer_reply(both))
-    body = (await pipeline.client.post("/v1/ask", json={"question": QUESTION})).json()
-    log = (await pipeline.client.get(f"/v1/requests/{body['request_id']}")).json()
+    model_pipeline.script(answer_reply(false_claim), answer_reply(both))
+    body = (await model_pipeline.client.post("/v1/ask", json={"question": QUESTION})).json()
+    log = (await model_pipeline.client.get(f"/v1/requests/{body['request_id']}")).json()
     assert body["answer"] == both
     assert body["validation"]["passed"] and body["validation"]["attempts"] == 2
     assert body["route"]["tool_calls"][0]["arguments"]["fiscal_years"] == [2022, 2023]

@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
@@ -22,11 +21,11 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 
-from tests.conftest import Servers, own_pipeline
+from tests.conftest import ModelPipeline
 from tests.gateway.test_ask_stream import FIGURE_QUESTION, PER_REQUEST, stream_question
 from tests.gateway.test_web_app import ANSWERED, answered, wait
 from tests.headless_browser import headless_chromium, shot
-from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
+from tests.openai_stand_in import ScriptedReply
 
 pytestmark = pytest.mark.e2e
 
@@ -42,28 +41,6 @@ def written(text: str, chunk_chars: int = 6, chunk_delay_seconds: float = 0.03) 
         chunk_chars=chunk_chars,
         chunk_delay_seconds=chunk_delay_seconds,
     )
-
-
-@pytest.fixture(scope="module")
-async def model() -> AsyncIterator[OpenAIStandIn]:
-    async with OpenAIStandIn([]) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-async def llm_client(
-    servers: Servers, tmp_path_factory: pytest.TempPathFactory, model: OpenAIStandIn
-) -> AsyncIterator[httpx.AsyncClient]:
-    """Five services with the model, on a NATS and a database of their own (one pipeline
-    for the module: each test scripts the replies it needs)."""
-    env = {
-        "OPENAI_API_KEY": "test-key",
-        "OPENAI_BASE_URL": model.base_url,
-        "OPENAI_MODEL": "gpt-4o-mini",
-    }
-    tmp_path: Path = tmp_path_factory.mktemp("stream-llm")
-    async with own_pipeline(servers, tmp_path, "t_ask_stream_llm", env) as client:
-        yield client
 
 
 def drafts_by_attempt(events: list[tuple[str, Any]]) -> dict[int, str]:
@@ -86,8 +63,9 @@ def without_draft_text(events: list[tuple[str, Any]]) -> list[str]:
 
 
 async def test_the_models_text_streams_as_it_is_written_before_drafted_and_the_answer(
-    llm_client: httpx.AsyncClient, model: OpenAIStandIn
+    model_pipeline: ModelPipeline,
 ) -> None:
+    model, llm_client = model_pipeline.model, model_pipeline.client
     model.replies = [written(RIGHT), written(RIGHT)]
     events = await stream_question(llm_client, FIGURE_QUESTION)
     names = [name for name, _ in events]
@@ -122,8 +100,9 @@ async def test_the_models_text_streams_as_it_is_written_before_drafted_and_the_a
 
 
 async def test_a_draft_the_check_rejects_each_time_ends_with_the_validated_template_answer(
-    llm_client: httpx.AsyncClient, model: OpenAIStandIn
+    model_pipeline: ModelPipeline,
 ) -> None:
+    model, llm_client = model_pipeline.model, model_pipeline.client
     model.replies = [written(WRONG), written(WRONG), written(WRONG)]
     events = await stream_question(llm_client, FIGURE_QUESTION)
     # Each attempt the validator sends back is written again, with its own draft text.
@@ -191,9 +170,10 @@ def watch_a_draft_become_the_answer(
 
 
 async def test_the_page_shows_the_draft_as_it_is_written_then_the_checked_answer(
-    llm_client: httpx.AsyncClient, model: OpenAIStandIn, browser: WebDriver, tmp_path: Path
+    model_pipeline: ModelPipeline, browser: WebDriver, tmp_path: Path
 ) -> None:
-    url = str(llm_client.base_url).rstrip("/")
+    model = model_pipeline.model
+    url = str(model_pipeline.client.base_url).rstrip("/")
     slow = {"chunk_chars": 4, "chunk_delay_seconds": 0.08}
     model.replies = [written(RIGHT, **slow)]
     seen, answer = await asyncio.to_thread(watch_a_draft_become_the_answer, browser, url, tmp_path)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ from services.router.routing import Router
 from services.router.rules import CompanyDirectory, CompanyEntry, metric_finder
 from shared.contracts.questions import QuestionAsked, RouteDecided
 from shared.tools import TOOL_SPECS, tool_allowed
-from tests.conftest import Servers, own_pipeline
+from tests.conftest import ModelPipeline
 from tests.json_schema_values import values_of
 from tests.openai_stand_in import OpenAIStandIn, ScriptedReply
 
@@ -109,33 +108,21 @@ def minimal_arguments(name: str) -> dict[str, Any]:
 
 @pytest.mark.e2e
 async def test_a_model_that_picks_each_tool_gets_every_question_answered(
-    servers: Servers, tmp_path: Path
+    model_pipeline: ModelPipeline,
 ) -> None:
     calls = [(spec.name, minimal_arguments(spec.name)) for spec in TOOL_SPECS]
-    async with (
-        OpenAIStandIn([]) as model,
-        own_pipeline(
-            servers,
-            tmp_path,
-            "t_llm_every_tool",
-            {
-                "OPENAI_API_KEY": "test-key",
-                "OPENAI_BASE_URL": model.base_url,
-                "OPENAI_MODEL": "scripted-model",
-            },
-        ) as client,
-    ):
-        for name, arguments in calls:
-            # The router's call and its retry (a smallest call may be one the argument model
-            # refuses); the answerer then finds no reply left (an HTTP 500) and falls back to
-            # its template, which the validator checks as always.
-            model.replies[:] = [ScriptedReply(tool_calls=[(name, arguments)])] * 2
-            response = await client.post("/v1/ask", json={"question": UNREAD})
-            assert response.status_code == 200, (name, arguments, response.text)
-            route = response.json()["route"]
-            assert route["decided_by"] == "llm", (name, json.dumps(arguments))
-            planned = [call["tool"] for call in route["tool_calls"]]
-            assert planned == [name] or (planned, route["intent"]) == ([], "clarify")
-        dead = await client.get("/v1/admin/dead-letters?limit=500")
+    client = model_pipeline.client
+    for name, arguments in calls:
+        # The router's call and its retry (a smallest call may be one the argument model
+        # refuses); the answerer then finds no reply left (an HTTP 500) and falls back to
+        # its template, which the validator checks as always.
+        model_pipeline.script(*[ScriptedReply(tool_calls=[(name, arguments)])] * 2)
+        response = await client.post("/v1/ask", json={"question": UNREAD})
+        assert response.status_code == 200, (name, arguments, response.text)
+        route = response.json()["route"]
+        assert route["decided_by"] == "llm", (name, json.dumps(arguments))
+        planned = [call["tool"] for call in route["tool_calls"]]
+        assert planned == [name] or (planned, route["intent"]) == ([], "clarify")
+    dead = await client.get("/v1/admin/dead-letters?limit=500")
     assert dead.status_code == 200
     assert dead.json()["dead_letters"] == []
