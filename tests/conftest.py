@@ -78,8 +78,8 @@ class RunningFinq:
 @pytest.fixture(scope="session")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     home = tmp_path_factory.mktemp("finq-servers")
-    # Not durable: shared by every test and never killed, it need not fsync (a database
-    # made and dropped per test would otherwise wait on a checkpoint each time).
+    # Not durable: thrown away with the session, it need not fsync (a database made and
+    # dropped per test would otherwise wait on a checkpoint each time).
     postgres = PostgresServer(home / "postgres", free_port(), durable=False)
     # With its monitoring port: a test can ask it who is subscribed to what (/connz).
     nats_port, nats_monitor_port = free_ports(2)

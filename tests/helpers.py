@@ -6,6 +6,7 @@ import asyncio
 import functools
 import inspect
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import date
@@ -25,6 +26,16 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 # test workers starting pipelines at once on two cores it can take minutes. A deadline for
 # setup, not a check of speed.
 PIPELINE_READY_SECONDS = 300.0
+
+
+def modules_loaded_by(*imports: str) -> list[str]:
+    """Every module a fresh interpreter holds once it has imported `imports`: what starting
+    a process that imports them costs, whatever this test process has loaded already."""
+    script = f"import importlib, sys\nfor name in {list(imports)!r}:\n"
+    script += "    importlib.import_module(name)\nprint('\\n'.join(sorted(sys.modules)))\n"
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
 
 
 def shared_data_dir() -> Path:

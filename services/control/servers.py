@@ -138,9 +138,10 @@ class PostgresServer:
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     # Below the gateway's priority, as every process it serves (services/control/scheduling.py).
     nice: int = PIPELINE_NICE
-    # False for a throwaway server (the test suite's shared one, which nothing kills): no
-    # fsync, so a commit or a DROP DATABASE's checkpoint waits on no disk. A crash may then
-    # corrupt it, which is why `finq up` and every server a test kills stay durable.
+    # False for a throwaway server (the test suite's shared one): no fsync, so a commit or a
+    # DROP DATABASE's checkpoint waits on no disk. A killed server loses nothing by it (its
+    # writes are in the kernel's cache), but a machine that goes down may leave the data
+    # corrupt, which is why `finq up` stays durable.
     durable: bool = True
     # Its key in `finq up`'s state file and in what `finq status` prints.
     name: ClassVar[str] = "postgres"

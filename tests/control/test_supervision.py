@@ -116,8 +116,10 @@ async def test_a_killed_postgres_is_started_again_on_its_data_with_a_query_still
             )
             return state == "active"
 
-        await wait_until(in_its_loop)
-        await observer.close()
+        try:
+            await wait_until(in_its_loop)
+        finally:
+            await observer.close()
         killed = kill_hard(server.process)
         await wait_until(lambda: process_state(killed) == "zombie")
         assert process_state(orphan) == "running"

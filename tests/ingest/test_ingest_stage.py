@@ -10,12 +10,9 @@ import hashlib
 import json
 import os
 import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import asyncpg
@@ -33,26 +30,15 @@ from shared.embeddings import MiniLMEmbedder
 from shared.identity import add_user
 from shared.subjects import Stage
 from tests.conftest import RunningFinq, Servers
-from tests.helpers import wait_until
+from tests.helpers import modules_loaded_by, wait_until
 
 NOTES = "# Team notes\n\n## Budget\n\nThe travel budget for the spring offsite is 12,500 dollars.\n"
 
 
 def test_the_gateway_imports_no_parsing_code() -> None:
-    loaded = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys, services.gateway.app; print('\\n'.join(sorted(sys.modules)))",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-    ).stdout.split()
     parsing = [
         name
-        for name in loaded
+        for name in modules_loaded_by("services.gateway.app")
         if name.startswith(("services.ingest", "pymupdf", "fitz", "lxml", "docx"))
     ]
     assert parsing == []
