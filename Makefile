@@ -32,7 +32,7 @@ browser:
 # 810 s on two workers, 1,472 CPU-seconds; one worker took 1,358 s before that day's cuts;
 # three thrash). loadgroup keeps each module's tests on one worker (tests/conftest.py names
 # their groups). One process: make test PYTEST_WORKERS=
-PYTEST_WORKERS ?= -n 2 --dist loadgroup
+PYTEST_WORKERS ?= -n 2 --dist loadscope
 
 test: install browser
 	$(BIN)/ruff check .

@@ -18,7 +18,7 @@ from shared.nats_permissions import OPERATOR
 from shared.subjects import PREFIX, Stage, durable_name, input_stream
 from tests.conftest import RunningFinq
 from tests.helpers import wait_until
-from tests.otlp_capture import OtlpCapture
+from tests.otlp_capture import CapturedSpan, OtlpCapture
 
 pytestmark = pytest.mark.e2e
 
@@ -145,9 +145,14 @@ async def test_one_question_is_one_trace_through_all_five_services(
     # Every stage a question passes through (the ingest stage reads uploads only).
     services = {f"finq-{stage.value}" for stage in Stage if stage is not Stage.INGEST}
 
-    spans = span_capture.wait_for(
-        lambda spans: services <= {s.service for s in spans if s.trace_id == body["trace_id"]}
-    )
+    def every_send_and_process_exported(spans: list[CapturedSpan]) -> bool:
+        # Each process exports its spans on its own schedule: wait for the last of them.
+        ours = [s for s in spans if s.trace_id == body["trace_id"]]
+        sent = {s.service for s in ours if s.name.startswith("send ")}
+        processed = {s.service for s in ours if s.name.startswith("process ")}
+        return services <= sent and services - {"finq-gateway"} <= processed
+
+    spans = span_capture.wait_for(every_send_and_process_exported)
     trace = [s for s in spans if s.trace_id == body["trace_id"]]
     consumers = [s for s in trace if s.name.startswith("process ")]
     assert {s.service for s in consumers} == services - {"finq-gateway"}
