@@ -28,10 +28,9 @@ browser:
 	else echo "no chromium and no root apt-get: the browser tests will skip"; fi
 
 # Two workers by default: the suite's pipelines wait on one another as much as they compute,
-# so a second worker fills the idle third of two cores (measured 2026-11-28 on two cores:
-# 810 s on two workers, 1,472 CPU-seconds; one worker took 1,358 s before that day's cuts;
-# three thrash). loadgroup keeps each module's tests on one worker (tests/conftest.py names
-# their groups). One process: make test PYTEST_WORKERS=
+# so a second worker fills the idle third of two cores (three thrash). --dist loadscope runs
+# each module whole on one worker, the longest first (tests/conftest.py: work_unit,
+# LONGEST_FIRST). One process: make test PYTEST_WORKERS=
 PYTEST_WORKERS ?= -n 2 --dist loadscope
 
 test: install browser
