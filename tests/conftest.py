@@ -7,7 +7,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -267,10 +267,12 @@ async def own_pipeline(
     env: dict[str, str] | None = None,
     load_glossary: bool = False,
     nats: NatsServer | NatsCluster | None = None,
+    stage_settings: Mapping[Stage, Mapping[str, str]] | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The five services on a NATS of their own and a database of their own (the bundled
-    dataset loaded), for tests whose data or settings must not reach the shared pipeline."""
-    async with own_finq(servers, tmp_path, name, env, load_glossary, nats) as finq:
+    dataset loaded), for tests whose data or settings must not reach the shared pipeline.
+    `stage_settings`: settings of one stage only, over `env`."""
+    async with own_finq(servers, tmp_path, name, env, load_glossary, nats, stage_settings) as finq:
         yield finq.client
 
 
@@ -282,6 +284,7 @@ async def own_finq(
     env: dict[str, str] | None = None,
     load_glossary: bool = False,
     nats: NatsServer | NatsCluster | None = None,
+    stage_settings: Mapping[Stage, Mapping[str, str]] | None = None,
 ) -> AsyncIterator[OwnFinq]:
     """own_pipeline, with its supervisor and broker too. `nats`: a broker (or cluster) the
     caller started and stops; none: a nats-server of the pipeline's own."""
@@ -289,6 +292,11 @@ async def own_finq(
     if nats is None:
         nats = NatsServer(tmp_path / "nats", free_port())
         nats.start()
+    broker = nats
+
+    def stage_env(stage: Stage) -> dict[str, str]:
+        return {**broker.credentials_env(stage), **(stage_settings or {}).get(stage, {})}
+
     try:
         template = await database_template(servers, load_glossary=load_glossary)
         async with own_database(servers, name, template):
@@ -309,7 +317,7 @@ async def own_finq(
                     "FINQ_DOCUMENT_UPLOAD_DIR": str(tmp_path / "uploads"),
                     **(env or {}),
                 },
-                stage_env=nats.credentials_env,
+                stage_env=stage_env,
             )
             supervisor.start()
             try:

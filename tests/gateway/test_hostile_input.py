@@ -7,7 +7,8 @@ API's JSON error body, or an upload the gateway takes whose job then ends `faile
 reason (or `ready`); never a 5xx, a body that is not JSON, or a hang. Meanwhile `/healthz`
 is probed every 20 ms and answers every time in under 100 ms.
 
-The corpus runs against a pipeline of its own (database, bus and every stage) with small
+The corpus runs against a pipeline of its own (database, bus and every stage; the ingest
+stage embeds through a scripted OpenAI-protocol server, not MiniLM) with small
 limits (16 KB of JSON, 256 KB uploads, 5 s to parse a file), so "over the limit" costs
 little to send, a hostile file is given up on soon, and nothing it uploads reaches another
 test. A few cases are answered rightly with a 2xx (an unknown query parameter ignored, a
@@ -37,8 +38,10 @@ from hypothesis import strategies as st
 
 from services.gateway.inputs import file_name_problem, question_problem
 from shared.contracts.base import LINE_PATTERN, MAX_QUESTION_CHARS, QUESTION_PATTERN
+from shared.subjects import Stage
 from tests.conftest import Servers, own_pipeline
 from tests.helpers import wait_until
+from tests.openai_stand_in import OpenAIStandIn
 
 JSON_LIMIT = 16 * 1024
 UPLOAD_LIMIT = 256 * 1024
@@ -1137,8 +1140,30 @@ async def hostile_finq(
     """A pipeline of its own (database, bus and every stage), so the uploads and the
     ingest limits of the corpus touch no other test."""
     folder = tmp_path_factory.mktemp("hostile")
-    async with own_pipeline(servers, folder, "hostile_input", LIMITS) as client:
+    async with (
+        OpenAIStandIn([]) as embeddings,
+        own_pipeline(
+            servers,
+            folder,
+            "hostile_input",
+            LIMITS,
+            stage_settings={Stage.INGEST: embedded_by(embeddings)},
+        ) as client,
+    ):
         yield str(client.base_url)
+
+
+def embedded_by(stand_in: OpenAIStandIn) -> dict[str, str]:
+    """The ingest stage's settings to embed through the stand-in's /v1/embeddings. What the
+    corpus checks ends before the vectors' meaning (a job ends, the gateway answers), and
+    MiniLM spent about 80 CPU-seconds here on the hostile uploads' hundreds of passages.
+    Only the ingest stage is told: no other stage sees a model."""
+    return {
+        "FINQ_EMBEDDING_PROVIDER": "openai",
+        "FINQ_EMBEDDING_DIMENSIONS": "384",
+        "OPENAI_API_KEY": "test-key",
+        "OPENAI_BASE_URL": stand_in.base_url,
+    }
 
 
 # Characters around every boundary the rules draw: controls kept and refused, the space-like
