@@ -43,7 +43,10 @@ def test_on_two_workers_each_module_runs_whole_on_one_of_them(tmp_path: Path) ->
         tests = "\n".join(f"def test_{n}():\n    record({n})\n" for n in range(6))
         (suite / f"{module}.py").write_text(MODULE.format(tests=tests))
     record = tmp_path / "record.txt"
-    plugins = ["-p", "tests.conftest", "-p", "no:cacheprovider"]
+    # A folder of its own for the inner run's temporary files: left to itself, pytest sets
+    # /tmp/pytest-of-<user> back to 0700, which shuts the session's PostgreSQL (running as
+    # its own user, let through that folder) out of its data and stops it.
+    plugins = ["-p", "tests.conftest", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "t")]
     workers_args = ["-n", "2", "--dist", "loadscope", "--rootdir", str(suite), str(suite)]
     finished = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", *plugins, *workers_args],
