@@ -15,6 +15,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 from services.control.commands.database_setup import prepare_database
 from services.control.commands.gateway_readiness import wait_until_ready
@@ -57,13 +58,18 @@ LONGEST_FIRST = (
 
 
 def module_name(nodeid: str) -> str:
-    return Path(nodeid.split("::", 1)[0]).stem
+    return Path(module_path(nodeid)).stem
+
+
+def module_path(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
 
 
 def work_unit(nodeid: str) -> str:
     """The tests one pytest-xdist worker runs together: a module (its module fixtures, a
     pipeline or a parsed filing, start once), or the filing readers as one."""
-    return "filings" if module_name(nodeid) in FILING_READERS else nodeid.split("::", 1)[0]
+    path = module_path(nodeid)
+    return "filings" if Path(path).stem in FILING_READERS else path
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -88,14 +94,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     started on both workers."""
     if config.getvalue("dist") != "loadscope":
         return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ModuleScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return work_unit(nodeid)
-
     config.option.loadscopereorder = False
     return ModuleScheduling(config, log)  # type: ignore[arg-type]
+
+
+class ModuleScheduling(LoadScopeScheduling):
+    def _split_scope(self, nodeid: str) -> str:
+        return work_unit(nodeid)
 
 
 @dataclass

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 
-def record(name):
+def record():
     with Path(os.environ["RECORD"]).open("a") as out:
         out.write(f"{{__name__}} {{os.environ['PYTEST_XDIST_WORKER']}}\\n")
 
@@ -40,7 +40,7 @@ def test_on_two_workers_each_module_runs_whole_on_one_of_them(tmp_path: Path) ->
     suite = tmp_path / "suite"
     suite.mkdir()
     for module in ("test_first", "test_second", "test_third"):
-        tests = "\n".join(f"def test_{n}():\n    record({n})\n" for n in range(6))
+        tests = "\n".join(f"def test_{n}():\n    record()\n" for n in range(6))
         (suite / f"{module}.py").write_text(MODULE.format(tests=tests))
     record = tmp_path / "record.txt"
     # A folder of its own for the inner run's temporary files: left to itself, pytest sets
