@@ -628,8 +628,17 @@ class MetricResolver:
         self._vectors: npt.NDArray[np.float32] | None = None
         self._vector_metrics = [*self._key_metrics, *(m.id for m in CATALOG)]
         if self.embedder is not None:
-            descriptions = [_first_sentence(m.description) for m in CATALOG]
-            self._vectors = self.embedder.encode([*self._keys, *descriptions])
+            # Shipped with finq for MiniLM: no process embeds the catalog's ~1,500 texts
+            # again unless one changed. (numpy only where vectors are: imported here.)
+            from shared.stored_vectors import with_stored_vectors
+
+            self._vectors = with_stored_vectors(self.embedder).encode(self.embedding_texts)
+
+    @property
+    def embedding_texts(self) -> list[str]:
+        """What the embedding index holds, in its order: every name, then each metric's
+        description."""
+        return [*self._keys, *(_first_sentence(m.description) for m in CATALOG)]
 
     @classmethod
     def from_catalog(

@@ -4,7 +4,6 @@ tests and the benchmarks all start from it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 from services.control.progress import Progress
@@ -77,15 +76,18 @@ async def load_glossary_documents(dsn: str, progress: Progress | None = None) ->
     progress = progress or Progress.silent()
     from services.ingest.documents import glossary_to_embed, load_glossary
     from shared.db import create_pool
-    from shared.embeddings import EmbeddingSettings, load_embedder
+    from shared.embeddings import EmbeddingSettings, LazyEmbedder
+    from shared.stored_vectors import with_stored_vectors
 
     pool = await create_pool(dsn, min_size=1, max_size=2)
     try:
         pending = await glossary_to_embed(pool)
         if not pending:
             return 0
-        with progress.waiting(f"embedding {len(pending)} glossary documents (loading the model)"):
-            embedder = await asyncio.to_thread(load_embedder, EmbeddingSettings())
+        # finq ships MiniLM's vectors of the glossary's passages: the model is loaded only
+        # for a passage that changed since, or for another embedding provider.
+        embedder = with_stored_vectors(LazyEmbedder(EmbeddingSettings()))
+        with progress.waiting(f"embedding {len(pending)} glossary documents"):
             stored = await load_glossary(pool, embedder, pending)
         progress.above(f"embedded {len(stored)} glossary documents")
         return len(stored)

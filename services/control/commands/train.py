@@ -1,4 +1,5 @@
-"""`finq train router`: the router's intent classifier trained and written out."""
+"""`finq train router`: the router's intent classifier trained and written out. `finq train
+vectors`: the vectors finq ships for its own texts (shared/stored_vectors.py) written anew."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ def register(subparsers: Subparsers) -> None:
     router.add_argument("--size", type=int, help="examples per template (default 30)")
     router.add_argument("--out", help="artifacts folder (default: the shipped one)")
     router.set_defaults(handler=command_train_router)
+    vectors = train_kinds.add_parser(
+        "vectors", help="MiniLM's vectors of the catalog's names and the glossary's passages"
+    )
+    vectors.add_argument("--out", help="folder to write to (default: the shipped one)")
+    vectors.set_defaults(handler=command_train_vectors)
 
 
 def command_train_router(args: argparse.Namespace, _: ControlSettings) -> int:
@@ -40,4 +46,37 @@ def command_train_router(args: argparse.Namespace, _: ControlSettings) -> int:
     for intent, accuracy in report.per_intent_test.items():
         print(f"  {intent:20} {accuracy:.1%}")
     print(f"wrote {out} in {report.seconds:.1f} s")
+    return 0
+
+
+def shipped_texts() -> list[str]:
+    """The texts finq ships vectors for, as they are embedded: the metric resolver's index
+    (every catalog name and description) and the bundled glossary's passages."""
+    from services.ingest.document_store import prepare_chunks
+    from services.ingest.documents import DocumentSettings
+    from services.ingest.glossary import glossary_documents
+    from shared.metric_resolver import MetricResolver
+
+    settings = DocumentSettings()
+    passages = [
+        item.embedded_text
+        for document in glossary_documents()
+        for item in prepare_chunks(
+            document, settings.document_chunk_size, settings.document_chunk_overlap
+        )
+    ]
+    return [*MetricResolver.from_catalog().embedding_texts, *passages]
+
+
+def command_train_vectors(args: argparse.Namespace, _: ControlSettings) -> int:
+    from shared.embeddings import MiniLMEmbedder
+    from shared.stored_vectors import VECTORS_DIR, embed_to_store, vectors_path
+
+    texts = shipped_texts()
+    print(f"loading MiniLM to embed {len(texts)} texts…", flush=True)
+    embedder = MiniLMEmbedder.load()
+    store = embed_to_store(embedder, texts)
+    path = vectors_path(embedder.name, Path(args.out) if args.out else VECTORS_DIR)
+    store.write(path)
+    print(f"wrote {len(store)} vectors to {path}")
     return 0
