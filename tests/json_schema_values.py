@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from hypothesis import find
 from hypothesis import strategies as st
 
 _IGNORED = {"title", "description"}
@@ -86,3 +87,53 @@ def values_of(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> st.
     if kind == "null":
         return st.none()
     raise ValueError(f"a schema values_of does not read: {schema}")
+
+
+def smallest_of(
+    schema: dict[str, Any], defs: dict[str, Any] | None = None, *, filled: bool = False
+) -> Any:
+    """The value `values_of(schema)` shrinks towards, computed rather than searched for (a
+    search took hypothesis about 40 CPU-seconds over finq's tools): null where an anyOf
+    allows it (with `filled`, its first other branch) and its first branch otherwise, an
+    enum's first value, every required property and no other, the fewest items,
+    the shortest string ("0"s; a pattern's shortest match, found by hypothesis), the number
+    nearest zero, false, null."""
+    unknown = set(schema) - _KNOWN
+    if unknown:
+        raise ValueError(f"a schema keyword smallest_of does not read: {sorted(unknown)}")
+    defs = {**(defs or {}), **schema.get("$defs", {})}
+    if "$ref" in schema:
+        return smallest_of(defs[schema["$ref"].removeprefix("#/$defs/")], defs, filled=filled)
+    if "anyOf" in schema:
+        # Null where allowed (hypothesis shrinks an optional argument to it), else the first.
+        branches = [b for b in schema["anyOf"] if b != {"type": "null"}] if filled else []
+        null = [b for b in schema["anyOf"] if b == {"type": "null"}]
+        return smallest_of([*branches, *null, *schema["anyOf"]][0], defs, filled=filled)
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        required = set(schema.get("required", []))
+        return {
+            name: smallest_of(part, defs, filled=filled)
+            for name, part in schema.get("properties", {}).items()
+            if name in required
+        }
+    if kind == "array":
+        item = smallest_of(schema.get("items", {"type": "string"}), defs, filled=filled)
+        return [item] * schema.get("minItems", 0)
+    if kind == "string":
+        if schema.get("format") == "date":
+            return date(1990, 1, 1).isoformat()
+        if "pattern" in schema:
+            return find(st.from_regex(schema["pattern"], fullmatch=True), lambda text: True)
+        return "0" * schema.get("minLength", 0)
+    if kind in {"integer", "number"}:
+        low, high = schema.get("minimum", -(10**6)), schema.get("maximum", 10**6)
+        nearest = min(max(0, low), high)
+        return nearest if kind == "integer" else float(nearest)
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    raise ValueError(f"a schema smallest_of does not read: {schema}")
