@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -117,9 +119,25 @@ class RunningFinq:
     spans: OtlpCapture
 
 
+SERVERS_PREFIX = "finq-test-servers-"
+
+
+def remove_servers_left_behind() -> None:
+    """The servers' folders of test runs whose process is gone (killed before cleaning up):
+    each holds a PostgreSQL data directory of a few hundred megabytes."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SERVERS_PREFIX}*-*"):
+        pid = folder.name.removeprefix(SERVERS_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    home = tmp_path_factory.mktemp("finq-servers")
+def servers() -> Iterator[Servers]:
+    # Not under pytest's own folder: any other pytest the same user starts meanwhile sets
+    # /tmp/pytest-of-<user> back to 0700, which shuts PostgreSQL (its own user) out of its
+    # data directory, and the server panics halfway through the suite.
+    remove_servers_left_behind()
+    home = Path(tempfile.mkdtemp(prefix=f"{SERVERS_PREFIX}{os.getpid()}-"))
     # Not durable: thrown away with the session, it need not fsync (a database made and
     # dropped per test would otherwise wait on a checkpoint each time).
     postgres = PostgresServer(home / "postgres", free_port(), durable=False)
@@ -136,6 +154,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
             nats.stop()
     finally:
         postgres.stop()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
