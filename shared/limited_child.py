@@ -38,6 +38,11 @@ def preload(modules: Iterable[str]) -> None:
     _CONTEXT.set_forkserver_preload(list(_PRELOADED))
 
 
+# How long a child may take to start (before it reads a byte of the file, so the file has
+# no part in it): the fork server forks it, and imports what the work needs if it had not.
+START_SECONDS = 60
+
+
 @dataclass(frozen=True)
 class ChildLimits:
     """What reading one file may take; past a limit the child is stopped."""
@@ -85,6 +90,9 @@ def _work_in_child(
     wording: Wording,
 ) -> None:
     _limit_child(limits)
+    # The parent's wall clock starts here: the fork server may first have had to import
+    # `work`'s module, which on a busy machine takes longer than the file may.
+    send.send(("started", None))
     try:
         value = work(*args)
     except MemoryError:
@@ -135,16 +143,25 @@ async def run_in_child(
     )
     await asyncio.to_thread(child.start)
     send.close()  # the child holds the only writer: its exit is our end of file
-    try:
-        if not await asyncio.to_thread(receive.poll, limits.seconds):
-            raise ChildFailed(
-                "parse_timeout", f"reading the file took longer than {limits.seconds:g} s"
-            )
+
+    async def receive_within(seconds: float, late: ChildFailed) -> tuple[str, Any]:
+        if not await asyncio.to_thread(receive.poll, seconds):
+            raise late
         try:
-            outcome, value = await asyncio.to_thread(receive.recv)
+            return await asyncio.to_thread(receive.recv)  # type: ignore[no-any-return]
         except (EOFError, OSError):
             await asyncio.to_thread(child.join, 5)
             raise _crash_reason(child.exitcode, limits, wording) from None
+
+    try:
+        await receive_within(
+            START_SECONDS,
+            ChildFailed(wording.crashed, f"{wording.reader} did not start in {START_SECONDS} s"),
+        )
+        outcome, value = await receive_within(
+            limits.seconds,
+            ChildFailed("parse_timeout", f"reading the file took longer than {limits.seconds:g} s"),
+        )
     finally:
         if child.is_alive():
             child.kill()
