@@ -112,7 +112,7 @@ async def load_embeddings(
         settings.router_embedding_timeout_seconds,
         clients.cleanup,
     )
-    # The router is ready once it can embed: the catalog's vectors come first.
+    # The router is ready once it can embed: questions will ask the ingest stage for vectors.
     await remote.wait_until_serving()
     cache = CachedEmbedder(
         MiniLMEmbedder.name, MINILM_DIMENSIONS, capacity=settings.router_embedding_cache_size
@@ -130,8 +130,9 @@ async def load_resolver(
         embedder = embeddings.embedder if embeddings is not None else None
         resolver = await asyncio.to_thread(MetricResolver.from_catalog, embedder, learned)
     else:
-        # The catalog's ~1,000 phrases are fetched once into a cache of their own (the
-        # resolver keeps their vectors); the question cache serves what questions ask.
+        # The catalog's vectors ship with finq (shared/stored_vectors.py); any phrase
+        # changed since is fetched once into a cache of its own (the resolver keeps the
+        # vectors). The question cache serves what questions ask.
         remote = embeddings.remote
         catalog = CachedEmbedder(remote.name, remote.dimensions, capacity=None)
 
