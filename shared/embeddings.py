@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -76,23 +76,9 @@ class MiniLMEmbedder:
         self, texts: Sequence[str], *, progress: bool = False, batch_size: int = 64
     ) -> npt.NDArray[np.float32]:
         few = sum(len(text) for text in texts) <= FEW_CHARACTERS
-        # A terminal's progress bar counts batches of `batch_size` texts.
-        step = len(texts) if not progress else batch_size
-        out = []
         with self._turn:
             self._torch.set_num_threads(1 if few else self.batch_threads)
-            for start in _steps(len(texts), step, progress):
-                out.append(self._model.encode(texts[start : start + step], batch_size))
-        return np.concatenate(out) if out else np.zeros((0, self.dimensions), np.float32)
-
-
-def _steps(total: int, step: int, progress: bool) -> Iterable[int]:
-    starts = range(0, total, max(step, 1))
-    if not progress:
-        return starts
-    from tqdm import tqdm
-
-    return tqdm(starts, desc="embedding", unit="batch")
+            return self._model.encode(texts, batch_size, progress)
 
 
 class OpenAIEmbedder:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +41,7 @@ class MiniLMEncoder:
         self.heads: int = config["num_attention_heads"]
         self.layers: int = config["num_hidden_layers"]
         self.epsilon: float = config["layer_norm_eps"]
+        self.dimensions: int = config["hidden_size"]
         if config.get("hidden_act", "gelu") != "gelu":
             raise ValueError(f"{folder}: MiniLMEncoder runs GELU only")
         weights = load_file(str(folder / "model.safetensors"))
@@ -102,17 +103,25 @@ class MiniLMEncoder:
             )
         return hidden
 
-    def encode(self, texts: Sequence[str], batch_size: int = 64) -> npt.NDArray[np.float32]:
+    def encode(
+        self, texts: Sequence[str], batch_size: int = 64, progress: bool = False
+    ) -> npt.NDArray[np.float32]:
         """Unit vectors of `texts`: mean of the real tokens' last hidden states, in batches
-        of texts of like length (less padding), returned in the order given."""
+        of texts of like length (less padding), returned in the order given. `progress`:
+        a terminal's bar counting the batches."""
         torch = self._torch
-        out = np.empty((len(texts), self.weights["embeddings.LayerNorm.weight"].shape[0]), "f4")
+        out = np.empty((len(texts), self.dimensions), "f4")
         if not texts:
             return out
         encodings = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda row: -len(encodings[row].ids))
+        starts: Iterable[int] = range(0, len(order), batch_size)
+        if progress:
+            from tqdm import tqdm
+
+            starts = tqdm(starts, desc="embedding", unit="batch")
         with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
+            for start in starts:
                 rows = order[start : start + batch_size]
                 length = max(len(encodings[row].ids) for row in rows)
                 ids = torch.zeros((len(rows), length), dtype=torch.long)

@@ -28,11 +28,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 PIPELINE_READY_SECONDS = 300.0
 
 
-def modules_loaded_by(*imports: str) -> list[str]:
-    """Every module a fresh interpreter holds once it has imported `imports`: what starting
-    a process that imports them costs, whatever this test process has loaded already."""
+def modules_loaded_by(*imports: str, then: str = "") -> list[str]:
+    """Every module a fresh interpreter holds once it has imported `imports` (and run the
+    statement `then`): what starting a process that does so costs, whatever this test
+    process has loaded already."""
     script = f"import importlib, sys\nfor name in {list(imports)!r}:\n"
-    script += "    importlib.import_module(name)\nprint('\\n'.join(sorted(sys.modules)))\n"
+    script += f"    importlib.import_module(name)\n{then}\n"
+    script += "print('\\n'.join(sorted(sys.modules)))\n"
     return subprocess.run(
         [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, check=True
     ).stdout.split()

@@ -106,9 +106,11 @@ def smallest_of(
         return smallest_of(defs[schema["$ref"].removeprefix("#/$defs/")], defs, filled=filled)
     if "anyOf" in schema:
         # Null where allowed (hypothesis shrinks an optional argument to it), else the first.
-        branches = [b for b in schema["anyOf"] if b != {"type": "null"}] if filled else []
-        null = [b for b in schema["anyOf"] if b == {"type": "null"}]
-        return smallest_of([*branches, *null, *schema["anyOf"]][0], defs, filled=filled)
+        branches, null = schema["anyOf"], {"type": "null"}
+        others = [branch for branch in branches if branch != null]
+        if filled and others:
+            return smallest_of(others[0], defs, filled=filled)
+        return None if null in branches else smallest_of(branches[0], defs, filled=filled)
     if "enum" in schema:
         return schema["enum"][0]
     kind = schema.get("type")

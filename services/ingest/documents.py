@@ -29,6 +29,7 @@ from services.ingest.document_store import (
     StoredDocument,
     content_digest,
     fiscal_year_end_month,
+    prepare_chunks,
     store_document,
 )
 from services.ingest.glossary import glossary_documents
@@ -367,6 +368,19 @@ async def load_glossary(
             overlap=settings.document_chunk_overlap,
         )
         for digest, document in pending
+    ]
+
+
+def glossary_passages(settings: DocumentSettings | None = None) -> list[str]:
+    """The bundled glossary's passages as `load_glossary` embeds them (the texts finq ships
+    MiniLM's vectors of: shared/stored_vectors.py)."""
+    settings = settings or DocumentSettings()
+    return [
+        item.embedded_text
+        for document in glossary_documents()
+        for item in prepare_chunks(
+            document, settings.document_chunk_size, settings.document_chunk_overlap
+        )
     ]
 
 

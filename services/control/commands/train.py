@@ -52,20 +52,10 @@ def command_train_router(args: argparse.Namespace, _: ControlSettings) -> int:
 def shipped_texts() -> list[str]:
     """The texts finq ships vectors for, as they are embedded: the metric resolver's index
     (every catalog name and description) and the bundled glossary's passages."""
-    from services.ingest.document_store import prepare_chunks
-    from services.ingest.documents import DocumentSettings
-    from services.ingest.glossary import glossary_documents
+    from services.ingest.documents import glossary_passages
     from shared.metric_resolver import MetricResolver
 
-    settings = DocumentSettings()
-    passages = [
-        item.embedded_text
-        for document in glossary_documents()
-        for item in prepare_chunks(
-            document, settings.document_chunk_size, settings.document_chunk_overlap
-        )
-    ]
-    return [*MetricResolver.from_catalog().embedding_texts, *passages]
+    return [*MetricResolver.from_catalog().embedding_texts, *glossary_passages()]
 
 
 def command_train_vectors(args: argparse.Namespace, _: ControlSettings) -> int:
