@@ -14,28 +14,16 @@ gateway for portfolio activity files (shared/portfolio/import_process.py).
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import resource
 import signal
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
+from shared.fork_server import CONTEXT
+
 T = TypeVar("T")
-
-_CONTEXT = multiprocessing.get_context("forkserver")
-# Every module any caller asked the fork server to import: the context keeps one list, so
-# each caller adds to it rather than replacing another's.
-_PRELOADED: list[str] = []
-
-
-def preload(modules: Iterable[str]) -> None:
-    """Have the fork server import `modules` once, so each child starts with them."""
-    for module in modules:
-        if module not in _PRELOADED:
-            _PRELOADED.append(module)
-    _CONTEXT.set_forkserver_preload(list(_PRELOADED))
 
 
 # How long a child may take to start (before it reads a byte of the file, so the file has
@@ -134,8 +122,8 @@ async def run_in_child(
     """`work(*args)` in a child process under `limits`; ChildFailed says which limit or
     failure ended it. `work` must be importable by name (the child is another process),
     and so must what it returns."""
-    receive, send = _CONTEXT.Pipe(duplex=False)
-    child = _CONTEXT.Process(
+    receive, send = CONTEXT.Pipe(duplex=False)
+    child = CONTEXT.Process(
         target=_work_in_child,
         args=(send, work, args, limits, wording),
         name=name,

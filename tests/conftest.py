@@ -6,8 +6,6 @@ import asyncio
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
@@ -29,6 +27,7 @@ from services.control.servers import (
     free_port,
     free_ports,
 )
+from services.control.stage_process import start_stage
 from services.control.supervisor import Supervisor
 from shared.embeddings import MiniLMEmbedder
 from shared.metric_resolver import MetricResolver
@@ -416,19 +415,13 @@ def another_gateway(
         "FINQ_GATEWAY_INSTANCE": f"extra-{port}",
         **settings,
     }
-    log = (tmp_path_factory.mktemp("extra-gateway") / "gateway.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "services.gateway"],
-        cwd=Path(__file__).resolve().parents[1],
-        env=environment,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    log = tmp_path_factory.mktemp("extra-gateway") / "gateway.log"
+    process = start_stage(Stage.GATEWAY, environment, log)
     url = f"http://127.0.0.1:{port}"
 
     def answers() -> bool:
         if process.poll() is not None:
-            raise AssertionError(f"the extra gateway exited; see {log.name}")
+            raise AssertionError(f"the extra gateway exited; see {log}")
         try:
             return httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200
         except httpx.HTTPError:
@@ -440,4 +433,3 @@ def another_gateway(
     finally:
         process.terminate()
         process.wait(timeout=30)
-        log.close()

@@ -6,15 +6,15 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from services.control.scheduling import PIPELINE_NICE, lower_priority
+from services.control.scheduling import PIPELINE_NICE
 from services.control.servers import ServerError
+from services.control.stage_process import StageProcess, start_stage
 from shared.subjects import Stage
 
 STAGES: tuple[Stage, ...] = (
@@ -78,7 +78,7 @@ class ServiceProcess:
     log_path: Path
     # It holds secrets (passwords, API keys): kept out of every repr.
     env: Mapping[str, str] = field(repr=False)
-    process: subprocess.Popen[bytes] | None = None
+    process: StageProcess | None = None
     restarts: int = 0
     backoff: RestartBackoff = field(
         default_factory=lambda: RestartBackoff(STAGE_STABLE_SECONDS), repr=False
@@ -94,19 +94,8 @@ class ServiceProcess:
         return f"{self.stage.value}-{self.replica}"
 
     def start(self) -> None:
-        log_file = self.log_path.open("ab")
         self.backoff.started(time.monotonic())
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", f"services.{self.stage.value}"],
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                env=dict(self.env),
-                start_new_session=True,
-            )
-        finally:
-            log_file.close()
-        lower_priority(self.process.pid, self.nice)
+        self.process = start_stage(self.stage, self.env, self.log_path, self.nice)
 
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None

@@ -21,7 +21,8 @@ from services.ingest.document_parsing import (
     UnsupportedDocument,
     parse_document,
 )
-from shared.limited_child import ChildFailed, ChildLimits, Wording, preload, run_in_child
+from shared.fork_server import preload
+from shared.limited_child import ChildFailed, ChildLimits, Wording, run_in_child
 
 # The fork server imports the parsers once; each file's child is a fork of it.
 preload(["services.ingest.document_parsing"])

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
-from shared.limited_child import ChildFailed, ChildLimits, Wording, preload, run_in_child
+from shared.fork_server import preload
+from shared.limited_child import ChildFailed, ChildLimits, Wording, run_in_child
 from shared.portfolio.activity import AssetClass
 from shared.portfolio.csv_format import ParsedActivity, parse_activity_csv
 
