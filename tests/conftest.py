@@ -190,6 +190,11 @@ def stage_environment(servers: Servers, gateway_port: int, spans: OtlpCapture) -
         # three test workers on two cores a batch can take longer than the default 5 s.
         "FINQ_ROUTER_EMBEDDING_TIMEOUT_SECONDS": "30",
         "FINQ_LOG_LEVEL": "DEBUG",
+        # The golden run (tests/control/test_eval_golden.py) asks about 1,000 questions with
+        # one key; at the default 600 a minute it spent most of its time waiting out 429s.
+        # The limits are tested on gateways of their own (tests/gateway/test_gateway_limits.py).
+        "FINQ_GATEWAY_RATE_PER_MINUTE": "60000",
+        "FINQ_GATEWAY_RATE_BURST": "1000",
         "OTEL_EXPORTER_OTLP_ENDPOINT": spans.endpoint,
         "OTEL_BSP_SCHEDULE_DELAY": "100",
         # Uploads land under the test session's folder, not the checkout's .finq.

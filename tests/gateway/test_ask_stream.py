@@ -6,6 +6,8 @@ answered and stored."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,6 +16,7 @@ import httpx
 import pytest
 
 from shared import subjects
+from shared.subjects import Stage
 from tests.conftest import RunningFinq, read_logs
 from tests.helpers import wait_until
 
@@ -196,22 +199,34 @@ def gateway_log_lines(finq: RunningFinq) -> list[dict[str, Any]]:
 async def test_a_client_that_leaves_after_accepted_leaves_no_subscription_and_is_answered(
     client: httpx.AsyncClient, finq: RunningFinq
 ) -> None:
-    async with client.stream("POST", STREAM, json={"question": FIGURE_QUESTION}) as response:
-        assert response.status_code == 200
-        first_name, accepted = await anext(server_sent_events(response))
-        assert first_name == "accepted"
-        request_id = accepted["request_id"]
-    # Leaving the block closed the connection mid-stream: the gateway saw its client leave
-    # before the answer (the answer takes four hops, the close one packet).
+    # The routers are held until the gateway has seen its client leave: warm, the answer's
+    # four hops can reach the gateway before the close does, and then no client left early.
+    routers = [
+        service.process.pid
+        for service in finq.supervisor.services
+        if service.stage == Stage.ROUTER and service.process and service.process.poll() is None
+    ]
+    for pid in routers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        async with client.stream("POST", STREAM, json={"question": FIGURE_QUESTION}) as response:
+            assert response.status_code == 200
+            first_name, accepted = await anext(server_sent_events(response))
+            assert first_name == "accepted"
+            request_id = accepted["request_id"]
+        # Leaving the block closed the connection mid-stream.
 
-    def left_early() -> bool:
-        return any(
-            line.get("event") == "stream closed before its answer"
-            and line.get("request_id") == request_id
-            for line in gateway_log_lines(finq)
-        )
+        def left_early() -> bool:
+            return any(
+                line.get("event") == "stream closed before its answer"
+                and line.get("request_id") == request_id
+                for line in gateway_log_lines(finq)
+            )
 
-    await wait_until(left_early, within=20)
+        await wait_until(left_early, within=20)
+    finally:
+        for pid in routers:
+            os.kill(pid, signal.SIGCONT)
 
     async def unsubscribed() -> bool:
         subscribed = await gateway_subscriptions(finq)
