@@ -60,6 +60,13 @@ STREAM_STORE_FAILED = 10049
 # stream, so a stream created at that moment fails to make its directory (ENOENT) and
 # succeeds when asked again. Past this budget the failure is real (disk, permissions).
 STREAM_STORE_RETRY_SECONDS = 2.0
+# nats-server's answer when a replicated stream cannot be placed because too few of the
+# cluster's peers are known to be online (JSClusterNoPeersErrF). Nodes that have just
+# started learn of each other within seconds, after /healthz already answers 200: a stage
+# started with its cluster (the first `finq up`, a test's pipeline) met it and crashed at
+# once. Past this budget a peer is really missing.
+CLUSTER_NO_PEERS = 10005
+PLACEMENT_RETRY_SECONDS = 30.0
 # Streams finq has ever created start with this; others are never deleted.
 LEGACY_STREAM_PREFIX = "FINQ"
 # Repeated publishes of one Nats-Msg-Id within this window are dropped by the server.
@@ -208,20 +215,29 @@ async def ensure_streams(
             await _add_stream(js, config)
 
 
+# The failures of a stream's creation that pass by themselves, and how long each is waited
+# out before it counts as real.
+_PASSING_FAILURES = {
+    STREAM_STORE_FAILED: (STREAM_STORE_RETRY_SECONDS, "could not make a stream's store"),
+    CLUSTER_NO_PEERS: (PLACEMENT_RETRY_SECONDS, "does not yet know enough peers online"),
+}
+
+
 async def _add_stream(js: JetStreamContext, config: StreamConfig) -> None:
-    """Add a stream, asking again while nats-server fails to make its store
-    (STREAM_STORE_RETRY_SECONDS says why that failure can pass)."""
-    give_up_at = time.monotonic() + STREAM_STORE_RETRY_SECONDS
+    """Add a stream, asking again while nats-server fails in a way that passes
+    (STREAM_STORE_RETRY_SECONDS and PLACEMENT_RETRY_SECONDS say why)."""
+    started = time.monotonic()
     delay = 0.02
     while True:
         try:
             await js.add_stream(config)
             return
-        except ServerError as error:
-            if error.err_code != STREAM_STORE_FAILED or time.monotonic() >= give_up_at:
+        except (ServerError, BadRequestError) as error:
+            budget, what = _PASSING_FAILURES.get(error.err_code or 0, (0.0, ""))
+            if time.monotonic() - started >= budget:
                 raise
             log.warning(
-                "nats-server could not make a stream's store; asking again",
+                f"nats-server {what}; asking again",
                 stream=config.name,
                 description=error.description,
             )

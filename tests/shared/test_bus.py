@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 import pytest
 from nats.aio.client import Client as NatsClient
+from nats.js.errors import BadRequestError
 
 from services.control.servers import NatsServer, free_port
 from shared import bus, subjects
@@ -357,3 +358,43 @@ async def test_a_stream_whose_store_cannot_be_made_at_first_is_made_when_asked_a
 
 def _store_failures(server: NatsServer, stream: str) -> int:
     return server.log_path.read_text().count(f"Stream create failed for '$G > {stream}'")
+
+
+class RefusingJetStream:
+    """JetStream's stream creation answering with nats-server's refusals, in turn, then
+    creating the stream: the cluster's answers while its peers are still learnt."""
+
+    def __init__(self, *refusals: Exception) -> None:
+        self.refusals = list(refusals)
+        self.asked = 0
+
+    async def add_stream(self, config: Any) -> None:
+        self.asked += 1
+        if self.refusals:
+            raise self.refusals.pop(0)
+
+
+def no_peers() -> Exception:
+    return BadRequestError(
+        code=400,
+        err_code=bus.CLUSTER_NO_PEERS,
+        description="no suitable peers for placement, peer offline",
+    )
+
+
+async def test_a_stream_waits_while_its_cluster_knows_too_few_peers_online() -> None:
+    """A stage started with its three-node cluster under load met this refusal and crashed
+    (a full run of the suite, 2026-11-28); the peers are known a moment later."""
+    js = RefusingJetStream(no_peers(), no_peers(), no_peers())
+
+    await bus._add_stream(js, bus.StreamConfig(name="S", subjects=["s"]))  # type: ignore[arg-type]
+
+    assert js.asked == 4
+
+
+async def test_any_other_refusal_of_a_stream_is_not_waited_out() -> None:
+    js = RefusingJetStream(BadRequestError(code=400, err_code=10058, description="exists"))
+
+    with pytest.raises(BadRequestError):
+        await bus._add_stream(js, bus.StreamConfig(name="S", subjects=["s"]))  # type: ignore[arg-type]
+    assert js.asked == 1
