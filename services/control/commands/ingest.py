@@ -60,6 +60,20 @@ def register(subparsers: Subparsers) -> None:
     filings.add_argument("folder")
     filings.add_argument("--force", action="store_true", help="embed again even if unchanged")
     filings.set_defaults(handler=command_ingest_documents)
+    directory = ingest_kinds.add_parser(
+        "directory",
+        help="SEC's directory of filers (company_tickers.json), every company with a ticker",
+        description="Load SEC's company_tickers.json (every filer with a ticker, about "
+        "10,000) into the directory the router names companies from, replacing what was "
+        "there; former names come from the submissions files beside it, where there are any.",
+    )
+    directory.add_argument(
+        "--file",
+        default=None,
+        metavar="PATH",
+        help="the offline copy (default: company_tickers.json in FINQ_SEC_OFFLINE_DIR)",
+    )
+    directory.set_defaults(handler=command_ingest_directory)
     sec = ingest_kinds.add_parser(
         "sec",
         help="companyfacts and submissions from SEC EDGAR (or files when offline)",
@@ -195,6 +209,36 @@ def command_ingest_documents(args: argparse.Namespace, settings: ControlSettings
         pages = f"{item.nonempty_pages}/{item.pages} pages, " if item.pages else ""
         how = "unchanged, kept" if item.reused else f"{item.seconds:.1f} s"
         print(f"{item.title}: {pages}{item.tables} tables, {item.chunks} chunks ({how})")
+    return 0
+
+
+def command_ingest_directory(args: argparse.Namespace, settings: ControlSettings) -> int:
+    """`finq ingest directory [--file PATH]`: see shared.sec_filers."""
+    import asyncpg
+
+    from shared.sec_filers import load_sec_directory, read_sec_directory
+
+    path = Path(args.file) if args.file else settings.sec_offline_dir / "company_tickers.json"
+    if not path.is_file():
+        print(f"ingest failed: no directory file at {path} (give one with --file)", file=sys.stderr)
+        return 1
+    submissions = path.parent / "submissions"
+
+    async def run() -> int:
+        filers = read_sec_directory(path, submissions if submissions.is_dir() else None)
+        await prepare_database(settings.operator_dsn, load_default=False)
+        conn = await asyncpg.connect(settings.operator_dsn)
+        try:
+            return await load_sec_directory(conn, filers)
+        finally:
+            await conn.close()
+
+    try:
+        loaded = asyncio.run(run())
+    except (OSError, ValueError, KeyError, asyncpg.PostgresError) as error:
+        print(f"ingest failed: {path}: {error}", file=sys.stderr)
+        return 1
+    print(f"loaded {loaded:,} filers from {path}")
     return 0
 
 

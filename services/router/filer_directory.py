@@ -1,0 +1,664 @@
+"""Which of SEC's filers a question names, among all of them (shared/sec_filers.py): more
+than ten thousand names and tickers, many of them ordinary English (A, ALL, IT, ON, NOW,
+COST, NET, CASH) or containing another company's name ("Apple Hospitality REIT").
+
+The order of evidence:
+1. A company's name, the longest that fits at a place ("Apple Hospitality REIT" over
+   "Apple"), current or former ("Apple Computer"); a name that is one ordinary English
+   word ("Apple", "Target") only when written with a capital.
+2. A ticker written as one: `$NET`, "ticker NET", capitals that are no English word
+   (AAPL), lower case that is no English word (aapl); capitals that are an English word
+   (NET, COST) only beside a financial word ("NET revenue", "COST stock"). An ordinary
+   sentence never becomes a ticker.
+3. The first words of a name ("Berkshire" for Berkshire Hathaway), when they fit one
+   company, or one far larger than the others that fit ("Meta" for Meta Platforms).
+
+A name that fits several companies alike is given as all of them, for the router to ask
+which one is meant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from shared.sec_filers import Filer
+
+# Words a company's name carries that people leave out: "Apple" for "Apple Inc.",
+# "Amazon" for "AMAZON COM INC".
+_LEGAL_WORDS = frozenset(
+    {
+        "inc",
+        "incorporated",
+        "corp",
+        "corporation",
+        "co",
+        "company",
+        "ltd",
+        "limited",
+        "plc",
+        "llc",
+        "lp",
+        "sa",
+        "nv",
+        "ag",
+        "se",
+        "com",
+        "sab",
+        "cv",
+        "spa",
+        "bv",
+        "oyj",
+        "asa",
+    }
+)
+# What a ticker in capitals that is also an English word must stand beside to be read as
+# a ticker: "NET revenue", "COST stock".
+FINANCIAL_WORDS = frozenset(
+    {
+        "revenue",
+        "revenues",
+        "sales",
+        "earnings",
+        "eps",
+        "income",
+        "profit",
+        "profits",
+        "margin",
+        "margins",
+        "stock",
+        "stocks",
+        "share",
+        "shares",
+        "price",
+        "prices",
+        "dividend",
+        "dividends",
+        "guidance",
+        "quarter",
+        "quarterly",
+        "results",
+        "10-k",
+        "10-q",
+        "filing",
+        "filings",
+        "report",
+        "reported",
+        "reports",
+        "valuation",
+        "cap",
+        "capitalization",
+        "debt",
+        "cash",
+        "ebitda",
+        "outlook",
+        "forecast",
+        "ticker",
+        "fiscal",
+        "annual",
+        "buyback",
+        "gross",
+        "total",
+        "orders",
+        "volume",
+        "funds",
+        "operations",
+        "growth",
+        "segment",
+        "users",
+        "subscribers",
+        "deliveries",
+        "backlog",
+        "bookings",
+        "stores",
+        "trading",
+    }
+)
+# Where a bare name is too general to name anyone: more companies than this share it.
+MAX_CANDIDATES = 6
+# A first word shared by several companies names the largest when it is among the largest
+# filers and every other is far down the list. SEC's list has a row per ticker (share
+# classes, preferred shares), so its first 500 rows are roughly the 400 largest companies:
+# the scale of the S&P 500, the companies people name by one word.
+WELL_KNOWN_RANK = 500
+FAR_DOWN_FACTOR = 10
+
+# Finance's abbreviations and a few of plain English's ("vs", "etc"), which are also
+# tickers (C3.ai is AI, Armour Residential ARR, First Commonwealth FCF): read as tickers
+# only with `$` or "ticker".
+FINANCE_ABBREVIATIONS = frozenset(
+    {
+        "ai",
+        "arr",
+        "fcf",
+        "eps",
+        "ebit",
+        "ebitda",
+        "roe",
+        "roa",
+        "roi",
+        "roic",
+        "gaap",
+        "capex",
+        "opex",
+        "yoy",
+        "qoq",
+        "ttm",
+        "ltm",
+        "cagr",
+        "ceo",
+        "cfo",
+        "coo",
+        "cto",
+        "ipo",
+        "etf",
+        "gdp",
+        "cpi",
+        "usa",
+        "us",
+        "uk",
+        "eu",
+        "fy",
+        "q1",
+        "q2",
+        "q3",
+        "q4",
+        "h1",
+        "h2",
+        "sec",
+        "nyse",
+        "nasdaq",
+        "esg",
+        "dcf",
+        "pe",
+        "ev",
+        "nav",
+        "ffo",
+        "aum",
+        "apr",
+        "apy",
+        "vs",
+        "etc",
+        "eg",
+        "ie",
+        "approx",
+        "avg",
+        "est",
+        "pct",
+        "yr",
+        "yrs",
+        "qtr",
+    }
+)
+
+# Words questions begin with: a company whose name is one of them ("Can B Corp", "ON
+# Semiconductor" begins with "on") is not named by a question's first word.
+QUESTION_OPENERS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "so",
+        "if",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "has",
+        "have",
+        "had",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "how",
+        "when",
+        "where",
+        "tell",
+        "show",
+        "give",
+        "list",
+        "compare",
+        "get",
+        "find",
+        "pull",
+        "open",
+        "go",
+        "let",
+        "please",
+        "now",
+        "then",
+        "also",
+        "all",
+        "any",
+        "each",
+        "every",
+        "both",
+        "some",
+        "no",
+        "not",
+        "on",
+        "in",
+        "at",
+        "by",
+        "for",
+        "from",
+        "of",
+        "to",
+        "with",
+        "about",
+        "over",
+        "under",
+        "into",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "my",
+        "our",
+        "your",
+        "their",
+        "his",
+        "her",
+        "i",
+        "we",
+        "you",
+        "they",
+        "just",
+        "only",
+        "still",
+        "even",
+        "yet",
+        "again",
+        "once",
+        "first",
+        "next",
+        "last",
+        "new",
+        "best",
+        "top",
+        "key",
+        "good",
+        "real",
+    }
+)
+
+# The small words inside a name, written in lower case ("Smith & Wesson", "Bank of America").
+_NAME_JOINERS = frozenset({"and", "of", "the", "de", "for", "on"})
+
+_STATE_MARK = re.compile(r"/[a-z]{2,3}/?")  # SEC's "/DE/", "/NV" after a name
+_TOKEN = re.compile(r"\$?[A-Za-z0-9]+(?:['’.\-&][A-Za-z0-9]+)*")
+_NAME_PART = re.compile(r"[A-Za-z0-9]+")
+
+How = Literal["name", "former_name", "ticker", "first_words"]
+# Stronger evidence first: a fuzzier kind counts only where no stronger one was found.
+_STRENGTH: dict[str, int] = {"name": 0, "former_name": 0, "ticker": 1, "first_words": 2}
+
+
+@dataclass(frozen=True)
+class FilerMention:
+    """A place in the question that names a filer: one CIK, or several alike (ask which)."""
+
+    text: str
+    ciks: tuple[int, ...]
+    how: How
+
+    @property
+    def ambiguous(self) -> bool:
+        return len(self.ciks) > 1
+
+
+# SEC's titles abbreviate ("FARMER BROS CO", "INTL", "HLDGS"); so do people.
+_SPELLED_OUT = {
+    "bros": "brothers",
+    "intl": "international",
+    "natl": "national",
+    "hldgs": "holdings",
+    "grp": "group",
+    "mfg": "manufacturing",
+    "svcs": "services",
+}
+
+
+def name_words(text: str) -> tuple[str, ...]:
+    """A name as the words it is matched on: lower case, "&" as "and", apostrophes
+    dropped ("Kohl's" is "kohls"), other punctuation a break ("Coca-Cola": "coca cola"),
+    abbreviations spelled out."""
+    text = _STATE_MARK.sub(" ", text.lower().replace("&", " and "))
+    words = re.findall(r"[a-z0-9]+", re.sub(r"['’]", "", text))
+    return tuple(_SPELLED_OUT.get(word, word) for word in words)
+
+
+def name_key(name: str) -> tuple[str, ...]:
+    """The words of a name without a leading "the" and its trailing legal words, spelled
+    out or in letters ("S A B DE C V", "N V", "PLC")."""
+    words = list(name_words(name))
+    if words[:1] == ["the"]:
+        words = words[1:]
+    # Legal words inside a name too: "OIL DRI CORP OF AMERICA" is asked as "Oil-Dri
+    # Corporation of America" and as "Oil-Dri".
+    inner = [w for w in words[:-1] if w not in _LEGAL_WORDS] + words[-1:]
+    words = inner if inner else words
+    legal_form = False  # "DE" belongs to one ("SAB DE CV"), never a name's last word
+    while len(words) > 1 and (words[-1] in _LEGAL_WORDS or (legal_form and words[-1] == "de")):
+        words.pop()
+        legal_form = True
+    # A legal form in letters ("S A B DE C V", "N V"): a run of two or more at the end.
+    run = 0
+    while run < len(words) - 1 and (len(words[-1 - run]) == 1 or words[-1 - run] == "de"):
+        run += 1
+    if run >= 2:
+        words = words[:-run]
+    return tuple(words)
+
+
+@dataclass(frozen=True)
+class _Token:
+    raw: str  # as written, without a leading "$" or a possessive
+    word: str  # lower case
+    dollar: bool
+    # The words a name is matched on, and the same with a possessive kept as an s
+    # ("Kohl's": ["kohl"] and ["kohls"]).
+    parts: tuple[str, ...]
+    kept_s: tuple[str, ...]
+    # The first word of a sentence, capitalised whatever it is.
+    opens: bool
+    # Written "Target's": a name more than an ordinary word is.
+    possessive: bool
+
+    @property
+    def capitalised(self) -> bool:
+        return self.raw[:1].isupper() and not self.raw.isupper()
+
+
+def _tokens(question: str) -> list[_Token]:
+    tokens = []
+    text_of = question.replace("&", " and ")
+    for match in _TOKEN.finditer(text_of):
+        text = match.group(0)
+        dollar = text.startswith("$")
+        raw = re.sub(r"['’]s$", "", text.lstrip("$"))
+        possessive = raw != text.lstrip("$")
+        parts = tuple(p.lower() for p in _NAME_PART.findall(re.sub(r"['’]", "", raw)))
+        kept_s = name_words(text.lstrip("$")) or parts
+        before = text_of[: match.start()].rstrip(" \t\"'“‘(")
+        opens = not before or before[-1] in ".!?:;\n"
+        tokens.append(_Token(raw, raw.lower(), dollar, parts, kept_s, opens, possessive))
+    return tokens
+
+
+class FilerDirectory:
+    """Every filer's names, first words and tickers, with the English words that keep an
+    ordinary sentence from naming anyone."""
+
+    def __init__(self, filers: Iterable[Filer], english: frozenset[str]) -> None:
+        self.english = english
+        self.filers = {filer.cik: filer for filer in filers}
+        self._names: dict[tuple[str, ...], set[int]] = {}
+        self._former: dict[tuple[str, ...], set[int]] = {}
+        self._first_words: dict[tuple[str, ...], set[int]] = {}
+        self._tickers: dict[str, int] = {}
+        for filer in self.filers.values():
+            key = name_key(filer.name)
+            if key:
+                self._names.setdefault(key, set()).add(filer.cik)
+                for length in range(1, len(key)):
+                    self._first_words.setdefault(key[:length], set()).add(filer.cik)
+            for former in filer.former_names:
+                former_key = name_key(former)
+                if former_key:
+                    self._former.setdefault(former_key, set()).add(filer.cik)
+            for ticker in filer.tickers:
+                self._tickers.setdefault(_ticker_form(ticker), filer.cik)
+        self._longest = max((len(k) for k in (*self._names, *self._former)), default=1)
+
+    def mentions(self, question: str) -> list[FilerMention]:
+        """The filers a question names, in the order it names them: by the strongest kind
+        of evidence the question holds (names, then tickers, then first words)."""
+        tokens = _tokens(question)
+        letters = [c for c in question if c.isalpha()]
+        shouting = bool(letters) and sum(c.isupper() for c in letters) > 0.6 * len(letters)
+        found: list[FilerMention] = []
+        at = 0
+        while at < len(tokens):
+            mention, used = self._name_at(tokens, at, shouting)
+            if mention is None:
+                mention, used = self._ticker_at(tokens, at, shouting), 1
+            if mention is not None and mention.ciks not in [m.ciks for m in found]:
+                found.append(mention)
+            at += used
+        if not found:
+            return []
+        strongest = min(_STRENGTH[m.how] for m in found)
+        return [m for m in found if _STRENGTH[m.how] == strongest]
+
+    def resolve(self, question: str) -> FilerMention | None:
+        """The first company a question names; None when it names none."""
+        mentions = self.mentions(question)
+        return mentions[0] if mentions else None
+
+    def _name_at(
+        self, tokens: list[_Token], at: int, shouting: bool
+    ) -> tuple[FilerMention | None, int]:
+        if tokens[at].dollar:
+            return None, 1
+        for length in range(min(self._longest, len(tokens) - at), 0, -1):
+            span = tokens[at : at + length]
+            if any(t.dollar for t in span):
+                continue
+            text = " ".join(t.raw for t in span)
+            # A legal word after the words ("Flex Ltd.", "Escalade Inc.") says they are a
+            # company's name, whatever else they are.
+            legal = len(span) > 1 and span[-1].word.rstrip(".") in _LEGAL_WORDS
+            words = span[:-1] if legal else span
+            after = tokens[at + length] if at + length < len(tokens) else None
+            # A word before "revenue", "earnings", "stock" is what they are of.
+            named = (
+                legal
+                or span[-1].possessive
+                or (after is not None and after.word in FINANCIAL_WORDS)
+            )
+            for key in self._keys(words):
+                mention = self._named(key, text, words, at, shouting, legal, named)
+                if mention is not None:
+                    return mention, length
+        return None, 1
+
+    @staticmethod
+    def _keys(span: list[_Token]) -> list[tuple[str, ...]]:
+        """The span's words as a name is matched on, each possessive both ways ("Nathan's
+        Famous": "nathan famous" and "nathans famous"), legal words left out as name_key
+        leaves them out."""
+        keys: list[tuple[str, ...]] = [()]
+        for token in span:
+            forms = dict.fromkeys((token.parts, token.kept_s))
+            keys = [key + form for key in keys for form in forms]
+        kept = []
+        for key in keys:
+            inner = tuple(w for w in key[:-1] if w not in _LEGAL_WORDS) + key[-1:]
+            if inner and inner not in kept:
+                kept.append(inner)
+        return kept
+
+    def _named(
+        self,
+        key: tuple[str, ...],
+        text: str,
+        span: list[_Token],
+        at: int,
+        shouting: bool,
+        legal: bool = False,
+        named: bool = False,
+    ) -> FilerMention | None:
+        if legal:
+            ciks = {*self._names.get(key, ()), *self._former.get(key, ())}
+            return FilerMention(text, self._ranked(ciks), "name") if ciks else None
+        single_word = len(key) == 1 and self._is_english(key[0])
+        if (
+            len(span) == 1
+            and span[0].opens
+            and not named
+            and (key[0] in QUESTION_OPENERS or (single_word and not self._well_known(key)))
+        ):
+            # A sentence's first word is capitalised anyway: "Can you...", "Team, can we
+            # ...", "Nice, now..." name nobody; "Apple revenue" names Apple.
+            return None
+        if key in self._names or key in self._former:
+            if single_word and not self._capitalised(span[0], shouting):
+                return None
+            if key in self._former and key not in self._names:
+                return FilerMention(text, self._ranked(self._former[key]), "former_name")
+            return FilerMention(text, self._with_namesakes(key), "name")
+        if key in self._first_words:
+            # Part of a name, written as a name: each word capitalised. One ordinary word
+            # names only a company far larger than the others it begins ("Meta", "Delta"),
+            # never a list to choose from ("Good").
+            if not self._written_as_a_name(span, shouting):
+                return None
+            chosen = self._by_first_words(self._first_words[key])
+            if chosen is None:
+                return None
+            if single_word and not named and (len(chosen) > 1 or not self._well_known(key)):
+                # "Games", "Hope", "Good Friday": one ordinary word names a company everyone
+                # knows by it, or one written as a company ("Toro revenue", "Rocket's").
+                return None
+            return FilerMention(text, chosen, "first_words")
+        return None
+
+    def _written_as_a_name(self, span: list[_Token], shouting: bool) -> bool:
+        """Each word capitalised, but for the small words inside a name ("Smith & Wesson",
+        "Oil-Dri Corporation of America")."""
+        inner = span[1:-1]
+        return (
+            self._capitalised(span[0], shouting)
+            and self._capitalised(span[-1], shouting)
+            and all(self._capitalised(t, shouting) or t.word in _NAME_JOINERS for t in inner)
+        )
+
+    def _well_known(self, key: tuple[str, ...]) -> bool:
+        """Whether the largest company the words name or begin is among the largest filers."""
+        ciks = {
+            *self._names.get(key, ()),
+            *self._former.get(key, ()),
+            *self._first_words.get(key, ()),
+        }
+        return bool(ciks) and min(self.filers[c].rank for c in ciks) < WELL_KNOWN_RANK
+
+    @staticmethod
+    def _capitalised(token: _Token, shouting: bool) -> bool:
+        return not shouting and token.capitalised
+
+    def _with_namesakes(self, key: tuple[str, ...]) -> tuple[int, ...]:
+        """The companies of an exact name, with any larger company whose name only begins
+        with it, to ask among: "Graham" is Graham Corp, and Graham Holdings is larger;
+        "Apple" is Apple Inc., larger than every "Apple ..." company, and "Coca-Cola" The
+        Coca-Cola Company, larger than Coca-Cola Europacific Partners."""
+        exact = self._ranked(self._names[key])
+        best = self.filers[exact[0]].rank
+        larger = [c for c in self._first_words.get(key, ()) if self.filers[c].rank < best]
+        return self._ranked({*exact, *larger})
+
+    def _dominant(self, ranked: tuple[int, ...]) -> bool:
+        """Whether the first of several companies is among the largest filers and every
+        other far down SEC's list."""
+        if len(ranked) == 1:
+            return True
+        best, runner_up = self.filers[ranked[0]].rank, self.filers[ranked[1]].rank
+        return best < WELL_KNOWN_RANK and runner_up > FAR_DOWN_FACTOR * (best + 1) + WELL_KNOWN_RANK
+
+    def _by_first_words(self, ciks: set[int]) -> tuple[int, ...] | None:
+        ranked = self._ranked(ciks)
+        if self._dominant(ranked):
+            return ranked[:1]
+        return ranked if len(ranked) <= MAX_CANDIDATES else None
+
+    def _ranked(self, ciks: Iterable[int]) -> tuple[int, ...]:
+        return tuple(sorted(ciks, key=lambda cik: self.filers[cik].rank))
+
+    def _is_english(self, word: str) -> bool:
+        """An English word, inflected or not ("cars", "dividends", "priced")."""
+        if not word.isalpha():
+            return False
+        if word in self.english:
+            return True
+        for ending, base in (
+            ("ies", "y"),
+            ("es", ""),
+            ("s", ""),
+            ("ed", ""),
+            ("ed", "e"),
+            ("ing", ""),
+            ("ing", "e"),
+        ):
+            stem = word[: -len(ending)]
+            if word.endswith(ending) and len(stem) >= 3 and stem + base in self.english:
+                return True
+        return False
+
+    def _ticker_at(self, tokens: list[_Token], at: int, shouting: bool) -> FilerMention | None:
+        token = tokens[at]
+        cik = self._tickers.get(_ticker_form(token.raw))
+        if cik is None:
+            return None
+        if self._written_as_ticker(tokens, at, shouting):
+            return FilerMention(token.raw, (cik,), "ticker")
+        return None
+
+    def _written_as_ticker(self, tokens: list[_Token], at: int, shouting: bool) -> bool:
+        token = tokens[at]
+        if token.dollar or (at > 0 and tokens[at - 1].word in ("ticker", "symbol")):
+            return True
+        if token.word in FINANCE_ABBREVIATIONS or token.capitalised:
+            return False  # "FCF", "AI"; "Bros", "Taco": tickers are written AAPL or aapl
+        word = self._is_english(token.word)
+        if token.raw.isupper() and not shouting:
+            if not word:
+                return True
+            near = tokens[max(0, at - 2) : at] + tokens[at + 1 : at + 3]
+            return any(t.word in FINANCIAL_WORDS for t in near)
+        # Lower case (or a question in capitals): only what no English word could be, of
+        # three letters or more (two are abbreviations as often: ip, hd, ev).
+        return not word and len(token.word) >= 3
+
+
+def _ticker_form(text: str) -> str:
+    """BRK.B, BRK-B and brk-b are one ticker."""
+    return text.upper().replace(".", "-")
+
+
+@cache
+def _english_words() -> frozenset[str]:
+    from english_words import get_english_words_set
+
+    return frozenset(get_english_words_set(["web2", "gcide"], lower=True, alpha=True))
+
+
+def english_words() -> frozenset[str]:
+    """Ordinary English: the words of Webster's Second and GCIDE, lower case."""
+    return _english_words()

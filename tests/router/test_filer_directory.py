@@ -1,0 +1,231 @@
+"""Resolving SEC's filers by name and ticker: an ordinary sentence never names a company;
+a ticker that is a word counts only written as a ticker; the longest name wins; a name
+that fits several companies alike is given as all of them. The last test asks the
+directory set (tests/router/directory_questions_dev.jsonl, written by an outside writer over
+SEC's whole directory, ../shared/data/sec) and skips without ../shared."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.router.filer_directory import FilerDirectory, FilerMention, english_words
+from shared.sec_filers import Filer, filers_from_sec_tickers, read_sec_directory
+from tests.helpers import require_shared_data
+
+APPLE, HOSPITALITY, CLOUDFLARE, COSTCO, ALLSTATE, META, META_MATERIALS = (
+    320193,
+    1418121,
+    1477333,
+    909832,
+    899051,
+    1326801,
+    1431074,
+)
+FIRST_A, FIRST_B = 11, 12
+TEAM, OIL_DRI, NATHANS, TORO_A, TORO_B, WESSON = 21, 22, 23, 24, 25, 26
+
+SEC_ROWS = {
+    "0": {"cik_str": APPLE, "ticker": "AAPL", "title": "Apple Inc."},
+    "1": {"cik_str": META, "ticker": "META", "title": "Meta Platforms, Inc."},
+    "2": {"cik_str": COSTCO, "ticker": "COST", "title": "COSTCO WHOLESALE CORP /NEW"},
+    "3": {"cik_str": CLOUDFLARE, "ticker": "NET", "title": "Cloudflare, Inc."},
+    "4": {"cik_str": ALLSTATE, "ticker": "ALL", "title": "ALLSTATE CORP"},
+    "5": {"cik_str": HOSPITALITY, "ticker": "APLE", "title": "Apple Hospitality REIT, Inc."},
+    "6": {"cik_str": FIRST_A, "ticker": "FSTA", "title": "First Northern Bancorp"},
+    "7": {"cik_str": FIRST_B, "ticker": "FSTB", "title": "First Northern Holdings Inc"},
+    # Far down SEC's list, as the smallest filers are.
+    **{
+        str(8 + n): {"cik_str": 100 + n, "ticker": f"ZZ{n}", "title": f"Filler {n} Corp"}
+        for n in range(4000)
+    },
+    "4100": {"cik_str": META_MATERIALS, "ticker": "MMAT", "title": "Meta Materials Inc."},
+    "4101": {"cik_str": TEAM, "ticker": "TISI", "title": "TEAM INC"},
+    "4102": {"cik_str": OIL_DRI, "ticker": "ODC", "title": "OIL DRI CORP OF AMERICA"},
+    "4103": {"cik_str": NATHANS, "ticker": "NATH", "title": "NATHANS FAMOUS INC"},
+    "4104": {"cik_str": TORO_A, "ticker": "TTC", "title": "TORO CO"},
+    "4105": {"cik_str": TORO_B, "ticker": "TORO", "title": "Toro Corp."},
+    "4106": {"cik_str": WESSON, "ticker": "SWBI", "title": "SMITH & WESSON BRANDS, INC."},
+}
+
+
+@pytest.fixture(scope="module")
+def directory() -> FilerDirectory:
+    filers = filers_from_sec_tickers(SEC_ROWS)
+    apple = next(f for f in filers if f.cik == APPLE)
+    filers = [
+        Filer(f.cik, f.name, f.tickers, f.rank, ("Apple Computer Inc",)) if f is apple else f
+        for f in filers
+    ]
+    return FilerDirectory(filers, english_words())
+
+
+def named(directory: FilerDirectory, question: str) -> list[tuple[int, ...]]:
+    return [mention.ciks for mention in directory.mentions(question)]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is it a good time to buy now?",
+        "What does it cost to run all of it?",
+        "Are all net figures in the cash flow statement?",
+        "How much cash is on the balance sheet, net of debt?",
+        "COST OF GOODS SOLD: WHAT IS IT?",
+    ],
+)
+def test_an_ordinary_sentence_names_no_company(directory: FilerDirectory, question: str) -> None:
+    assert directory.mentions(question) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "cik"),
+    [
+        ("$NET revenue in 2023", CLOUDFLARE),
+        ("What is the ticker NET worth?", CLOUDFLARE),
+        ("NET revenue growth last year", CLOUDFLARE),
+        ("How did COST stock do this year?", COSTCO),
+        ("ALL dividend history", ALLSTATE),
+        ("aapl revenue 2023", APPLE),
+        ("What was AAPL's gross margin?", APPLE),
+    ],
+)
+def test_a_ticker_written_as_a_ticker_names_its_company(
+    directory: FilerDirectory, question: str, cik: int
+) -> None:
+    assert named(directory, question) == [(cik,)]
+
+
+def test_the_longest_name_wins_and_the_short_one_still_names_its_own(
+    directory: FilerDirectory,
+) -> None:
+    assert named(directory, "Apple Hospitality REIT's dividend") == [(HOSPITALITY,)]
+    assert named(directory, "Apple Hospitality occupancy") == [(HOSPITALITY,)]
+    assert named(directory, "Apple's iPhone revenue") == [(APPLE,)]
+
+
+def test_a_one_word_name_that_is_an_english_word_needs_its_capital(
+    directory: FilerDirectory,
+) -> None:
+    assert named(directory, "Apple net income") == [(APPLE,)]
+    assert named(directory, "how many apple varieties are there?") == []
+
+
+def test_a_former_name_names_the_company_it_became(directory: FilerDirectory) -> None:
+    [mention] = directory.mentions("Apple Computer revenue in 2005")
+    assert mention == FilerMention("Apple Computer", (APPLE,), "former_name")
+
+
+def test_first_words_name_the_one_far_larger_company_or_all_that_share_them(
+    directory: FilerDirectory,
+) -> None:
+    assert named(directory, "Meta revenue in 2024") == [(META,)]
+    [mention] = directory.mentions("First Northern net income")
+    assert mention.ambiguous and set(mention.ciks) == {FIRST_A, FIRST_B}
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Team, can we get the earnings calendar?", "Nice. Team totals next, please."],
+)
+def test_a_sentence_s_first_word_names_only_a_company_everyone_knows_by_it(
+    directory: FilerDirectory, question: str
+) -> None:
+    assert directory.mentions(question) == []
+    assert named(directory, "Apple revenue in 2023") == [(APPLE,)]
+
+
+def test_a_legal_word_or_a_possessive_makes_words_a_name(directory: FilerDirectory) -> None:
+    assert named(directory, "Team Inc. backlog") == [(TEAM,)]
+    assert named(directory, "Team's backlog") == [(TEAM,)]
+    assert named(directory, "Nathan's Famous licensing income") == [(NATHANS,)]
+
+
+def test_small_words_and_legal_words_inside_a_name_are_matched_as_written(
+    directory: FilerDirectory,
+) -> None:
+    assert named(directory, "Smith & Wesson handgun sales") == [(WESSON,)]
+    assert named(directory, "Oil-Dri Corporation of America cat litter sales") == [(OIL_DRI,)]
+
+
+def test_one_word_two_companies_share_is_asked_about_when_written_as_a_company(
+    directory: FilerDirectory,
+) -> None:
+    [mention] = directory.mentions("Toro revenue for the last fiscal year")
+    assert mention.ambiguous and set(mention.ciks) == {TORO_A, TORO_B}
+    assert directory.mentions("the toro of the bullfight") == []
+
+
+def test_two_letter_lower_case_words_are_abbreviations_not_tickers(
+    directory: FilerDirectory,
+) -> None:
+    assert directory.mentions("what is the ev to ebitda ratio?") == []
+
+
+def test_share_classes_are_one_company() -> None:
+    rows = {
+        "0": {"cik_str": 1652044, "ticker": "GOOGL", "title": "Alphabet Inc."},
+        "1": {"cik_str": 1652044, "ticker": "GOOG", "title": "Alphabet Inc."},
+    }
+    [alphabet] = filers_from_sec_tickers(rows)
+    assert alphabet.tickers == ("GOOGL", "GOOG") and alphabet.rank == 0
+
+
+# --- the directory sets, over SEC's whole directory ---------------------------------------
+
+# Each written by an outside writer who read neither finq's code nor this resolver
+# (directory_questions.md). The development sets are what the rules were fixed against
+# (the second was held out once: 263 of 280 then).
+HERE = Path(__file__).parent
+SETS = [
+    (HERE / "directory_questions_dev.jsonl", 0.98),
+    (HERE / "directory_questions_dev2.jsonl", 0.98),
+]
+
+
+def right(mentions: list[FilerMention], expect: dict[str, Any]) -> bool:
+    if expect.get("none"):
+        return not mentions
+    if "cik" in expect:
+        return [m.ciks for m in mentions] == [(expect["cik"],)]
+    wanted = set(expect["ambiguous"])
+    return len(mentions) == 1 and mentions[0].ambiguous and wanted <= set(mentions[0].ciks)
+
+
+@pytest.fixture(scope="module")
+def sec_directory() -> FilerDirectory:
+    sec = require_shared_data("sec")
+    return FilerDirectory(
+        read_sec_directory(sec / "company_tickers.json", sec / "submissions"), english_words()
+    )
+
+
+def asked(directory: FilerDirectory, questions: Path) -> tuple[int, list[tuple[Any, ...]]]:
+    """How many questions the set holds, and each one resolved wrong with what it got."""
+    rows = [json.loads(line) for line in questions.read_text().splitlines() if line.strip()]
+    wrong = []
+    for row in rows:
+        mentions = directory.mentions(row["question"])
+        if not right(mentions, row["expect"]):
+            wrong.append((row["category"], row["question"], row["expect"], mentions))
+    print(
+        f"{questions.name}: {len(rows) - len(wrong)} of {len(rows)} right; "
+        f"wrong by category: {Counter(category for category, *_ in wrong)}"
+    )
+    return len(rows), wrong
+
+
+@pytest.mark.parametrize(("questions", "level"), SETS, ids=[path.stem for path, _ in SETS])
+def test_a_directory_set_resolves_right_and_no_ordinary_sentence_names_a_company(
+    sec_directory: FilerDirectory, questions: Path, level: float
+) -> None:
+    count, wrong = asked(sec_directory, questions)
+    report = "\n".join(map(str, wrong))
+    # An ordinary sentence read as naming a company is the error that must never happen.
+    assert not [w for w in wrong if w[2].get("none") and w[3]], report
+    assert count >= 200
+    assert count - len(wrong) >= level * count, report
