@@ -458,11 +458,6 @@ class FilerDirectory:
         strongest = min(_STRENGTH[m.how] for m in found)
         return [m for m in found if _STRENGTH[m.how] == strongest]
 
-    def resolve(self, question: str) -> FilerMention | None:
-        """The first company a question names; None when it names none."""
-        mentions = self.mentions(question)
-        return mentions[0] if mentions else None
-
     def _name_at(
         self, tokens: list[_Token], at: int, shouting: bool
     ) -> tuple[FilerMention | None, int]:
@@ -653,12 +648,8 @@ def _ticker_form(text: str) -> str:
 
 
 @cache
-def _english_words() -> frozenset[str]:
+def english_words() -> frozenset[str]:
+    """Ordinary English: the words of Webster's Second and GCIDE, lower case (read once)."""
     from english_words import get_english_words_set
 
     return frozenset(get_english_words_set(["web2", "gcide"], lower=True, alpha=True))
-
-
-def english_words() -> frozenset[str]:
-    """Ordinary English: the words of Webster's Second and GCIDE, lower case."""
-    return _english_words()
