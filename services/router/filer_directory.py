@@ -20,10 +20,13 @@ which one is meant.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
+
+from wordfreq import zipf_frequency
 
 from shared.sec_filers import Filer
 
@@ -191,8 +194,46 @@ FINANCE_ABBREVIATIONS = frozenset(
         "yr",
         "yrs",
         "qtr",
+        "npv",
+        "irr",
+        "comp",
+        "comps",
+        "eod",
+        "eoy",
+        "ytd",
+        "mtd",
+        "bps",
+        "lng",
+        "lpg",
+        "ngl",
+        "saas",
+        "hvac",
+        "evs",
+        "suv",
+        "gpu",
+        "cpu",
+        "api",
+        "ip",
+        # Chat shorthand people type in questions ("imo dividends are overrated").
+        "imo",
+        "imho",
+        "tbh",
+        "fyi",
+        "btw",
+        "iirc",
+        "afaik",
+        "asap",
+        "idk",
+        "lol",
+        "pls",
+        "thx",
     }
 )
+
+# Market indexes people call by a company's name: "the Dow", "the Nasdaq" (Dow Inc. and
+# Nasdaq, Inc. file with SEC). After "the", and not a possessive or before a financial
+# word, the word is the index.
+MARKET_INDEXES = frozenset({"dow", "nasdaq", "russell", "nyse", "footsie", "nikkei"})
 
 # Words questions begin with: a company whose name is one of them ("Can B Corp", "ON
 # Semiconductor" begins with "on") is not named by a question's first word.
@@ -312,9 +353,11 @@ QUESTION_OPENERS = frozenset(
 # The small words inside a name, written in lower case ("Smith & Wesson", "Bank of America").
 _NAME_JOINERS = frozenset({"and", "of", "the", "de", "for", "on"})
 
-_STATE_MARK = re.compile(r"/[a-z]{2,3}/?")  # SEC's "/DE/", "/NV" after a name
+# SEC's "/DE/", "/NV", "\\DE" after a name
+_STATE_MARK = re.compile(r"[/\\][a-z]{2,3}[/\\]?")
 _TOKEN = re.compile(r"\$?[A-Za-z0-9]+(?:['’.\-&][A-Za-z0-9]+)*")
 _NAME_PART = re.compile(r"[A-Za-z0-9]+")
+_INITIAL_END = re.compile(r"(?:^|[\s.])[A-Z]\.$")
 
 How = Literal["name", "former_name", "ticker", "first_words"]
 # Stronger evidence first: a fuzzier kind counts only where no stronger one was found.
@@ -346,11 +389,31 @@ _SPELLED_OUT = {
 }
 
 
+def unaccented(text: str) -> str:
+    """The text with accents dropped: "Estée" is written "Estee" as often, and SEC writes
+    "ESTEE"."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def surname_first_orders(key: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The orders people write a name SEC files surname first: "HUNT J B TRANSPORT" is
+    "J B Hunt Transport", "PRICE T ROWE GROUP" is "T Rowe Price Group" (the initials, then
+    the surname, or one given name between)."""
+    run = 1
+    while run < len(key) and len(key[run]) == 1:
+        run += 1
+    if run == 1 or run >= len(key) or len(key[0]) == 1:
+        return []
+    initials, rest = key[1:run], key[run:]
+    return [initials + key[:1] + rest, initials + rest[:1] + key[:1] + rest[1:]]
+
+
 def name_words(text: str) -> tuple[str, ...]:
     """A name as the words it is matched on: lower case, "&" as "and", apostrophes
     dropped ("Kohl's" is "kohls"), other punctuation a break ("Coca-Cola": "coca cola"),
     abbreviations spelled out."""
-    text = _STATE_MARK.sub(" ", text.lower().replace("&", " and "))
+    text = _STATE_MARK.sub(" ", unaccented(text).lower().replace("&", " and "))
     words = re.findall(r"[a-z0-9]+", re.sub(r"['’]", "", text))
     return tuple(_SPELLED_OUT.get(word, word) for word in words)
 
@@ -391,6 +454,8 @@ class _Token:
     opens: bool
     # Written "Target's": a name more than an ordinary word is.
     possessive: bool
+    # Written after "the": "the Dow" is an index.
+    after_the: bool = False
 
     @property
     def capitalised(self) -> bool:
@@ -399,17 +464,19 @@ class _Token:
 
 def _tokens(question: str) -> list[_Token]:
     tokens = []
-    text_of = question.replace("&", " and ")
+    text_of = unaccented(question).replace("&", " and ")
     for match in _TOKEN.finditer(text_of):
         text = match.group(0)
         dollar = text.startswith("$")
-        raw = re.sub(r"['’]s$", "", text.lstrip("$"))
+        raw = re.sub(r"['’][sS]$", "", text.lstrip("$"))
         possessive = raw != text.lstrip("$")
         parts = tuple(p.lower() for p in _NAME_PART.findall(re.sub(r"['’]", "", raw)))
         kept_s = name_words(text.lstrip("$")) or parts
         before = text_of[: match.start()].rstrip(" \t\"'“‘(")
-        opens = not before or before[-1] in ".!?:;\n"
-        tokens.append(_Token(raw, raw.lower(), dollar, parts, kept_s, opens, possessive))
+        # An initial's full stop ("T. Rowe Price", "J.B. Hunt") ends no sentence.
+        opens = not before or (before[-1] in ".!?:;\n" and not _INITIAL_END.search(before))
+        after_the = before.lower().endswith(" the") or before.lower() == "the"
+        tokens.append(_Token(raw, raw.lower(), dollar, parts, kept_s, opens, possessive, after_the))
     return tokens
 
 
@@ -426,10 +493,10 @@ class FilerDirectory:
         self._tickers: dict[str, int] = {}
         for filer in self.filers.values():
             key = name_key(filer.name)
-            if key:
-                self._names.setdefault(key, set()).add(filer.cik)
-                for length in range(1, len(key)):
-                    self._first_words.setdefault(key[:length], set()).add(filer.cik)
+            for order in (key, *surname_first_orders(key)) if key else ():
+                self._names.setdefault(order, set()).add(filer.cik)
+                for length in range(1, len(order)):
+                    self._first_words.setdefault(order[:length], set()).add(filer.cik)
             for former in filer.former_names:
                 former_key = name_key(former)
                 if former_key:
@@ -461,8 +528,8 @@ class FilerDirectory:
     def _name_at(
         self, tokens: list[_Token], at: int, shouting: bool
     ) -> tuple[FilerMention | None, int]:
-        if tokens[at].dollar:
-            return None, 1
+        if tokens[at].dollar or (at > 0 and tokens[at - 1].word in ("ticker", "symbol")):
+            return None, 1  # written as a ticker: "$A", "ticker A"
         for length in range(min(self._longest, len(tokens) - at), 0, -1):
             span = tokens[at : at + length]
             if any(t.dollar for t in span):
@@ -474,13 +541,10 @@ class FilerDirectory:
             words = span[:-1] if legal else span
             after = tokens[at + length] if at + length < len(tokens) else None
             # A word before "revenue", "earnings", "stock" is what they are of.
-            named = (
-                legal
-                or span[-1].possessive
-                or (after is not None and after.word in FINANCIAL_WORDS)
-            )
+            of_figure = after is not None and after.word in FINANCIAL_WORDS
+            named = legal or span[-1].possessive or of_figure
             for key in self._keys(words):
-                mention = self._named(key, text, words, at, shouting, legal, named)
+                mention = self._named(key, text, words, at, shouting, legal, named, of_figure)
                 if mention is not None:
                     return mention, length
         return None, 1
@@ -510,11 +574,25 @@ class FilerDirectory:
         shouting: bool,
         legal: bool = False,
         named: bool = False,
+        of_figure: bool = False,
     ) -> FilerMention | None:
         if legal:
             ciks = {*self._names.get(key, ()), *self._former.get(key, ())}
             return FilerMention(text, self._ranked(ciks), "name") if ciks else None
         single_word = len(key) == 1 and self._is_english(key[0])
+        if len(span) == 1 and (
+            len(span[0].raw) == 1 or (span[0].raw.islower() and len(key[0]) <= 2)
+        ):
+            # An initial alone names nobody; two lower-case letters are an abbreviation
+            # ("a 50 bp cut"), as with tickers.
+            return None
+        if (
+            len(span) == 1
+            and key[0] in MARKET_INDEXES
+            and span[0].after_the
+            and not (span[0].possessive or of_figure)
+        ):
+            return None  # "why did the Dow drop": the index, not Dow Inc.
         if (
             len(span) == 1
             and span[0].opens
@@ -538,6 +616,12 @@ class FilerDirectory:
                 return None
             chosen = self._by_first_words(self._first_words[key])
             if chosen is None:
+                return None
+            ordinary = all(self._is_english(word) for word in key)
+            if ordinary and span[0].opens and span[-1].possessive and not of_figure:
+                # The start of a name in ordinary words, opening a sentence, with an "'s"
+                # that may be "is" or an idiom ("Sun's out", "Arm's length"): a company
+                # only when a figure of it follows.
                 return None
             if single_word and not named and (len(chosen) > 1 or not self._well_known(key)):
                 # "Games", "Hope", "Good Friday": one ordinary word names a company everyone
@@ -565,9 +649,18 @@ class FilerDirectory:
         }
         return bool(ciks) and min(self.filers[c].rank for c in ciks) < WELL_KNOWN_RANK
 
-    @staticmethod
-    def _capitalised(token: _Token, shouting: bool) -> bool:
-        return not shouting and token.capitalised
+    def _capitalised(self, token: _Token, shouting: bool) -> bool:
+        """Written as a name: capitalised, or in capitals when not an English word ("UFP");
+        in a question written all in capitals, any word no dictionary holds ("SYSCO'S")."""
+        if len(token.raw) == 1:
+            return token.raw.isupper() and not shouting  # an initial: "T. Rowe Price"
+        if shouting or token.raw.isupper():
+            return (
+                token.raw[:1].isupper()
+                and not self._is_english(token.word)
+                and token.word not in FINANCE_ABBREVIATIONS
+            )
+        return token.capitalised
 
     def _with_namesakes(self, key: tuple[str, ...]) -> tuple[int, ...]:
         """The companies of an exact name, with any larger company whose name only begins
@@ -637,14 +730,25 @@ class FilerDirectory:
                 return True
             near = tokens[max(0, at - 2) : at] + tokens[at + 1 : at + 3]
             return any(t.word in FINANCIAL_WORDS for t in near)
-        # Lower case (or a question in capitals): only what no English word could be, of
-        # three letters or more (two are abbreviations as often: ip, hd, ev).
-        return not word and len(token.word) >= 3
+        # Lower case (or a question in capitals): what no English word could be, of three
+        # letters or more (two are abbreviations as often: ip, hd, ev); or what English
+        # rarely uses, whatever old dictionaries hold ("gild", "anet", "zs").
+        return (not word and len(token.word) >= 3) or rarely_used(token.word)
 
 
 def _ticker_form(text: str) -> str:
     """BRK.B, BRK-B and brk-b are one ticker."""
     return text.upper().replace(".", "-")
+
+
+# Below this Zipf frequency (about once in ten million words) a lower-case word is read as
+# the ticker it also is: "gild" 2.4, "aapl" 2.4; "comp" 3.9 and "imo" 3.7 are everyday.
+RARE_ZIPF = 3.0
+
+
+def rarely_used(word: str) -> bool:
+    """Whether English rarely uses the word (wordfreq's Zipf scale, its bundled lists)."""
+    return word.isalpha() and zipf_frequency(word, "en") < RARE_ZIPF
 
 
 @cache

@@ -28,6 +28,7 @@ APPLE, HOSPITALITY, CLOUDFLARE, COSTCO, ALLSTATE, META, META_MATERIALS = (
 )
 FIRST_A, FIRST_B = 11, 12
 TEAM, OIL_DRI, NATHANS, TORO_A, TORO_B, WESSON = 21, 22, 23, 24, 25, 26
+HUNT, ROWE, LAUDER, SYSCO, DOW, BP, GILEAD, UFP_I, UFP_T, GLADSTONE = range(31, 41)
 
 SEC_ROWS = {
     "0": {"cik_str": APPLE, "ticker": "AAPL", "title": "Apple Inc."},
@@ -50,6 +51,23 @@ SEC_ROWS = {
     "4104": {"cik_str": TORO_A, "ticker": "TTC", "title": "TORO CO"},
     "4105": {"cik_str": TORO_B, "ticker": "TORO", "title": "Toro Corp."},
     "4106": {"cik_str": WESSON, "ticker": "SWBI", "title": "SMITH & WESSON BRANDS, INC."},
+    "4107": {"cik_str": HUNT, "ticker": "JBHT", "title": "HUNT J B TRANSPORT SERVICES INC"},
+    "4108": {"cik_str": ROWE, "ticker": "TROW", "title": "PRICE T ROWE GROUP INC"},
+    "4109": {"cik_str": LAUDER, "ticker": "EL", "title": "ESTEE LAUDER COMPANIES INC"},
+    "4110": {"cik_str": SYSCO, "ticker": "SYY", "title": "SYSCO CORP"},
+    "4111": {"cik_str": DOW, "ticker": "DOW", "title": "DOW INC."},
+    "4112": {"cik_str": BP, "ticker": "BP", "title": "BP PLC"},
+    "4113": {"cik_str": GILEAD, "ticker": "GILD", "title": "GILEAD SCIENCES, INC."},
+    "4114": {"cik_str": UFP_I, "ticker": "UFPI", "title": "UFP INDUSTRIES INC"},
+    "4115": {"cik_str": UFP_T, "ticker": "UFPT", "title": "UFP TECHNOLOGIES INC"},
+    "4116": {
+        "cik_str": GLADSTONE,
+        "ticker": "GAIN",
+        "title": "GLADSTONE INVESTMENT CORPORATION\\DE",
+    },
+    "4117": {"cik_str": 41, "ticker": "T", "title": "AT&T INC."},
+    "4118": {"cik_str": 42, "ticker": "IMO", "title": "IMPERIAL OIL LTD"},
+    "4119": {"cik_str": 43, "ticker": "NPV", "title": "NUVEEN VIRGINIA QUALITY MUNICIPAL FUND"},
 }
 
 
@@ -76,6 +94,10 @@ def named(directory: FilerDirectory, question: str) -> list[tuple[int, ...]]:
         "Are all net figures in the cash flow statement?",
         "How much cash is on the balance sheet, net of debt?",
         "COST OF GOODS SOLD: WHAT IS IT?",
+        "imo dividends are overrated",  # chat shorthand, though IMO is a ticker
+        "how do I compute npv in a spreadsheet?",
+        "Is a 50 bp rate cut a big deal?",  # basis points, though BP is a company
+        "Why did the Dow drop 500 points today?",  # the index, though Dow Inc. files
     ],
 )
 def test_an_ordinary_sentence_names_no_company(directory: FilerDirectory, question: str) -> None:
@@ -166,6 +188,37 @@ def test_two_letter_lower_case_words_are_abbreviations_not_tickers(
     assert directory.mentions("what is the ev to ebitda ratio?") == []
 
 
+def test_a_lower_case_word_english_rarely_uses_is_read_as_its_ticker(
+    directory: FilerDirectory,
+) -> None:
+    # "gild" is in Webster's Second, yet nobody writes it before "hiv sales".
+    assert named(directory, "gild hiv sales growth") == [(GILEAD,)]
+    assert directory.mentions("cost of revenue and net income") == []
+
+
+def test_names_sec_files_surname_first_are_read_as_people_write_them(
+    directory: FilerDirectory,
+) -> None:
+    assert named(directory, "J.B. Hunt intermodal loads") == [(HUNT,)]
+    assert named(directory, "T. Rowe Price net client outflows") == [(ROWE,)]
+
+
+def test_accents_capitals_and_state_marks_do_not_hide_a_name(directory: FilerDirectory) -> None:
+    assert named(directory, "Estée Lauder sales in China") == [(LAUDER,)]
+    assert named(directory, "ALSO, WHAT IS SYSCO'S OPERATING INCOME?") == [(SYSCO,)]
+    assert named(directory, "Gladstone Investment distributions") == [(GLADSTONE,)]
+    assert named(directory, "Dow's revenue in 2024") == [(DOW,)]
+
+
+def test_an_acronym_that_begins_two_names_is_asked_about(directory: FilerDirectory) -> None:
+    [mention] = directory.mentions("UFP net sales last year")
+    assert mention.ambiguous and set(mention.ciks) == {UFP_I, UFP_T}
+
+
+def test_a_ticker_after_the_word_ticker_is_never_an_initial(directory: FilerDirectory) -> None:
+    assert named(directory, "ticker T revenue for fiscal 2024") == [(41,)]
+
+
 def test_share_classes_are_one_company() -> None:
     rows = {
         "0": {"cik_str": 1652044, "ticker": "GOOGL", "title": "Alphabet Inc."},
@@ -179,11 +232,13 @@ def test_share_classes_are_one_company() -> None:
 
 # Each written by an outside writer who read neither finq's code nor this resolver
 # (directory_questions.md). The development sets are what the rules were fixed against
-# (the second was held out once: 263 of 280 then).
+# (the second was held out once: 263 of 280 then; the third 279 of 306, with 8 ordinary
+# sentences read as companies).
 HERE = Path(__file__).parent
 SETS = [
     (HERE / "directory_questions_dev.jsonl", 0.98),
     (HERE / "directory_questions_dev2.jsonl", 0.98),
+    (HERE / "directory_questions_heldout2.jsonl", 0.98),
 ]
 
 
