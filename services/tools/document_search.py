@@ -571,6 +571,15 @@ def passage_source(passage: Passage, filed: Any = None, period_end: Any = None) 
     )
 
 
+def vector_search_settings() -> list[str]:
+    """The settings a search's transaction runs its vector ranking under (SET LOCAL)."""
+    return [
+        # Keep reading the HNSW graph until the filters have let enough rows through.
+        "SET LOCAL hnsw.iterative_scan = relaxed_order",
+        f"SET LOCAL hnsw.ef_search = {EF_SEARCH}",
+    ]
+
+
 @asynccontextmanager
 async def _connection(db: Any) -> AsyncIterator[Any]:
     if hasattr(db, "acquire"):
@@ -645,9 +654,8 @@ class DocumentSearch:
                             arguments=args,
                             missing=[f"a document or collection named {args.collection!r}"],
                         )
-            # Keep reading the HNSW graph until the filters have let enough rows through.
-            await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            await conn.execute(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}")
+            for statement in vector_search_settings():
+                await conn.execute(statement)
             every_word = keyword_query(args.query, await _filtered_words(conn, args))
             rows = await _candidates(conn, args, vector, every_word, document_ids, user_id)
             if not rows and args.fiscal_year is not None:
