@@ -69,14 +69,18 @@ def read_sec_directory(tickers_file: Path, submissions_dir: Path | None = None) 
     return with_former_names(filers, documents)
 
 
+SEC_FILERS_CHANNEL = "finq_sec_filers"
+
 # --- the directory in the database (migration 022): each load replaces it whole, in one
 # transaction, so a filer SEC dropped goes too and a reader never sees half of one.
 
 
 async def load_sec_directory(conn: asyncpg.Connection, filers: Sequence[Filer]) -> int:
-    """Replace the directory with `filers`; returns how many were loaded."""
+    """Replace the directory with `filers`; returns how many were loaded. Routers hear of it
+    on SEC_FILERS_CHANNEL when it commits (services/router/directory_watch.py)."""
     records = [(f.cik, f.name, list(f.tickers), f.rank, list(f.former_names)) for f in filers]
     async with conn.transaction():
+        await conn.execute(f"NOTIFY {SEC_FILERS_CHANNEL}")
         await conn.execute("DELETE FROM sec_filers")
         await conn.copy_records_to_table(
             "sec_filers",

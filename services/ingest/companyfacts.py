@@ -1042,9 +1042,9 @@ WELL_KNOWN_NAMES: dict[str, WellKnownNames] = {
     "0001318605": WellKnownNames(None, ("tesla", "tesla motors")),
 }
 
-# Legal-form words and state tags SEC appends: "NVIDIA CORP/CA", "APPLE COMPUTER INC/ FA",
-# "TESLA MOTORS INC/DE/".
-_STATE_TAG = re.compile(r"\s*/\s*[A-Za-z]{2}\s*/?\s*$")
+# Legal-form words and state or form tags SEC appends: "NVIDIA CORP/CA", "APPLE COMPUTER INC/ FA",
+# "TESLA MOTORS INC/DE/", "COSTCO WHOLESALE CORP /NEW".
+_STATE_TAG = re.compile(r"\s*/\s*[A-Za-z]{2,3}\s*/?\s*$")
 _LEGAL_SUFFIX = re.compile(
     r"[\s,]+(inc|incorporated|corp|corporation|co|company|ltd|limited|llc|plc|lp|l\.p)\.?$",
     re.IGNORECASE,

@@ -409,6 +409,12 @@ def surname_first_orders(key: tuple[str, ...]) -> list[tuple[str, ...]]:
     return [initials + key[:1] + rest, initials + rest[:1] + key[:1] + rest[1:]]
 
 
+def display_name(name: str) -> str:
+    """SEC's title without its state or form marks: "COSTCO WHOLESALE CORP /NEW" is
+    "COSTCO WHOLESALE CORP"."""
+    return re.sub(r"\s*[/\\][A-Za-z]{2,3}[/\\]?\s*$", "", name).strip() or name
+
+
 def name_words(text: str) -> tuple[str, ...]:
     """A name as the words it is matched on: lower case, "&" as "and", apostrophes
     dropped ("Kohl's" is "kohls"), other punctuation a break ("Coca-Cola": "coca cola"),
@@ -629,6 +635,23 @@ class FilerDirectory:
                 return None
             return FilerMention(text, chosen, "first_words")
         return None
+
+    def names_of(self, ticker: str) -> list[str]:
+        """What people call the company with this ticker, lower case: its name without legal
+        words, and the fewest first words that name it alone ("COSTCO WHOLESALE CORP /NEW":
+        "costco wholesale", "costco"); never one English word ("target"), which a sentence
+        uses as a word. [] for a ticker SEC does not list."""
+        cik = self._tickers.get(_ticker_form(ticker))
+        if cik is None:
+            return []
+        key = name_key(self.filers[cik].name)
+        names = [" ".join(key)] if key else []
+        for length in range(1, len(key)):
+            prefix = key[:length]
+            if self._by_first_words(self._first_words.get(prefix, set())) == (cik,):
+                names.append(" ".join(prefix))
+                break
+        return [name for name in dict.fromkeys(names) if " " in name or not self._is_english(name)]
 
     def _written_as_a_name(self, span: list[_Token], shouting: bool) -> bool:
         """Each word capitalised, but for the small words inside a name ("Smith & Wesson",

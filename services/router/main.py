@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import asyncpg
 import structlog
 
+from services.router.directory_watch import DirectoryWatch
+from services.router.filer_directory import FilerDirectory, english_words
 from services.router.fiscal_calendar import load_fiscal_calendars
 from services.router.intent_classifier import ARTIFACTS_DIR as CLASSIFIER_ARTIFACTS
 from services.router.intent_classifier import IntentClassifier
@@ -51,6 +53,7 @@ from shared.metric_aliases import (
 )
 from shared.metric_resolver import MetricResolver, Resolution
 from shared.runtime import StageClients, run, serve_stage
+from shared.sec_filers import read_sec_filers
 
 log = structlog.get_logger()
 
@@ -66,14 +69,26 @@ ORDER BY c.symbol
 """
 
 
-async def load_directory(pool: asyncpg.Pool) -> CompanyDirectory:
+async def load_directory(
+    pool: asyncpg.Pool, filers: FilerDirectory | None = None
+) -> CompanyDirectory:
+    """The companies held; with SEC's directory, each also by what people call it there
+    ("Costco" for COSTCO WHOLESALE CORP), so a company just ingested is named as people
+    name it."""
     rows = await pool.fetch(DIRECTORY_SQL)
     return CompanyDirectory(
         tuple(
             CompanyEntry(
                 symbol=row["symbol"],
                 display_name=row["display_name"],
-                names=tuple(row["aliases"]),
+                names=tuple(
+                    dict.fromkeys(
+                        [
+                            *row["aliases"],
+                            *(filers.names_of(row["symbol"]) if filers is not None else ()),
+                        ]
+                    )
+                ),
                 tickers=tuple(row["tickers"] or ()),
                 latest_fiscal_year=row["latest_fiscal_year"],
                 latest_price_day=row["latest_price_day"],
@@ -82,6 +97,35 @@ async def load_directory(pool: asyncpg.Pool) -> CompanyDirectory:
         ),
         await load_fiscal_calendars(pool),
     )
+
+
+async def load_filers(pool: asyncpg.Pool) -> FilerDirectory | None:
+    """SEC's directory of filers, when `finq ingest directory` loaded one."""
+    async with pool.acquire() as conn:
+        filers = await read_sec_filers(conn)
+    if not filers:
+        return None
+
+    def build() -> FilerDirectory:
+        directory = FilerDirectory(filers, english_words())
+        directory.mentions("warm aapl")  # the word lists load on first use: not on a question
+        return directory
+
+    directory = await asyncio.to_thread(build)
+    log.info("SEC directory of filers ready", filers=len(filers))
+    return directory
+
+
+async def refresh_directories(router: Router, pool: asyncpg.Pool, watch: DirectoryWatch) -> None:
+    """Read again what changed since the last question: the companies held (and the
+    metric finder, which knows their names' words), SEC's directory."""
+    stale = await watch.take()
+    if stale.filers:
+        router.filers = await load_filers(pool)
+    if stale:
+        router.directory = await load_directory(pool, router.filers)
+        router.finder = metric_finder(router.directory, router.finder.resolver)
+        log.info("companies read again", companies=len(router.directory.entries))
 
 
 @dataclass(frozen=True)
@@ -194,7 +238,12 @@ async def build_handler(clients: StageClients) -> Handler:
     pool = clients.pool
     settings = clients.settings
     assert isinstance(settings, RouterSettings)
-    directory = await load_directory(pool)
+    # Listening first: a change made while the directories load is heard, not lost.
+    watch = DirectoryWatch(settings.database_url)
+    clients.cleanup.push_async_callback(watch.aclose)
+    await watch.open()
+    filers = await load_filers(pool)
+    directory = await load_directory(pool, filers)
     embeddings = await load_embeddings(clients, settings)
     learned = await load_learned_aliases(pool)
     finder = metric_finder(directory, await load_resolver(learned, settings, embeddings))
@@ -223,6 +272,7 @@ async def build_handler(clients: StageClients) -> Handler:
         classifier_threshold=settings.router_classifier_threshold,
         classifier_min_margin=settings.router_classifier_min_margin,
         classifier_override=settings.router_classifier_override,
+        filers=filers,
         fetch_embeddings=(
             embeddings.fetch if embeddings is not None and embeddings.remote is not None else None
         ),
@@ -230,8 +280,9 @@ async def build_handler(clients: StageClients) -> Handler:
 
     async def handle(envelope: Envelope[QuestionAsked]) -> Forward:
         budget = ModelCallBudget.of(envelope, settings.max_model_calls_per_request)
+        await refresh_directories(router, pool, watch)
         route = await router.route(envelope.payload, budget)
-        await keep_alias_log(pool, finder, envelope, route)
+        await keep_alias_log(pool, router.finder, envelope, route)
         routed = envelope.carry(route)
         routed.model_calls += budget.used
         return Forward(subjects.ROUTE_DECIDED, routed)

@@ -10,6 +10,8 @@ from typing import Any, Protocol
 
 import structlog
 
+from services.router.filer_directory import FilerDirectory
+from services.router.known_filers import answer_not_held
 from services.router.metric_finding import MetricFinder
 from services.router.planning import plan_intent
 from services.router.rules import (
@@ -47,11 +49,16 @@ def decide_route(
     classifier_threshold: float = 0.6,
     classifier_min_margin: float = 0.2,
     classifier_override: float = 0.9,
+    filers: FilerDirectory | None = None,
 ) -> tuple[RouteDecided, bool]:
     """Layers 1 and 2 (and the conversation): the route, and whether neither rules nor
-    classifier were sure, so the caller may ask the LLM."""
+    classifier were sure, so the caller may ask the LLM. With SEC's directory (`filers`), a
+    question about a company finq knows of but holds nothing for is told how to load it."""
     finder = finder or catalog_finder(directory)
     understanding = understand(question, directory, finder)
+    # The companies the question names itself, before the conversation lends any: "and
+    # Costco?" after an Apple question asks about Costco, not Apple.
+    own_symbols = list(understanding.symbols)
     previous = history[-1] if history else None
     if previous is not None:
         inherit_from_previous_turn(understanding, previous, directory)
@@ -89,6 +96,9 @@ def decide_route(
     route.decided_by = decided_by
     route.confidence = confidence
     route.understood.unsure_layers = unsure_layers
+    not_held = answer_not_held(route, own_symbols, question, filers, directory)
+    if not_held is not None:
+        return not_held, False
     return route, unsure
 
 
@@ -122,6 +132,8 @@ class Router:
     classifier_threshold: float = 0.6
     classifier_min_margin: float = 0.2
     classifier_override: float = 0.9
+    # SEC's directory of filers, when loaded (`finq ingest directory`).
+    filers: FilerDirectory | None = None
     # With embeddings served by the ingest stage (services/router/main.py), the classifier
     # and resolver embed through a cache that raises EmbeddingsNeeded for texts it lacks:
     # this fetches them, and the (deterministic) routing runs again. None: a local model.
@@ -138,6 +150,7 @@ class Router:
             self.classifier_threshold,
             self.classifier_min_margin,
             self.classifier_override,
+            self.filers,
         )
 
     async def route(

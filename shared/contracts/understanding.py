@@ -42,6 +42,16 @@ class CompanyRef(Contract):
     corrected_from: str | None = None
 
 
+class FilerRef(Contract):
+    """A company in SEC's directory of filers (`finq ingest directory`) that finq holds no
+    data for: what a question named, and what loads it."""
+
+    cik: int
+    name: str  # as SEC lists it: "COSTCO WHOLESALE CORP"
+    tickers: list[str] = Field(default_factory=list)
+    text: str  # as written: "Costco", "$COST"
+
+
 ScopeKind = Literal["segment", "product", "geography", "per_share", "as_reported", "other"]
 
 
@@ -255,6 +265,9 @@ class Understood(Contract):
     unsure_layers: list[RouteLayer] | None = None
     llm: LlmUsage | None = None
     portfolio: PortfolioReading | None = None  # a portfolio question's reading
+    # Companies named that SEC lists and finq holds no data for; several for one name when
+    # the name fits them alike (the reply asks which).
+    filers_not_held: list[FilerRef] = Field(default_factory=list)
 
     @property
     def symbols(self) -> list[str]:
