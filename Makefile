@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install bytecode browser run test lint format bench bench-resolver bench-documents bench-router dataset clean
+.PHONY: install bytecode browser run test lint format bench bench-resolver bench-documents bench-search-scale bench-router dataset clean
 
 $(INSTALLED): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,13 @@ bench: install
 # 50,000 chunks.
 bench-documents: install
 	$(BIN)/python bench/documents.py
+
+# Document search at a million synthetic chunks (500 companies, five years): HNSW build,
+# p50/p99 by filter kind, recall@10; writes its section of bench/RESULTS.md. Held under
+# /tmp/finq-heavy.lock, so it does not overlap another heavy run on this machine.
+bench-search-scale: install
+	flock /tmp/finq-heavy.lock $(BIN)/python bench/search_scale.py --chunks 1000000 \
+		--companies 500 --queries 200 --recall-sample 100
 
 # The router's rules: CPU per question over every bundled golden question, in process.
 bench-router: install

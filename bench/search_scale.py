@@ -24,9 +24,11 @@ How the synthetic chunks are made, so their vectors are clustered as real ones a
   is the topic sentence's plus half the company's, plus a small per-document direction and
   Gaussian noise (norm about 0.5), normalised. Chunks on one topic lie close together, the
   same company's closer, one document's closer still, as real filings' passages do.
-- Its text (about 700 characters) is the document's label, three sentences of its topic
-  and one of another, with the company's name, the year and varied figures written in, so
-  the keyword side meets the common words ("company", "fiscal", "net") a filing repeats.
+- Its text (about 450 characters) is the three sentences of its topic, one of another
+  topic and a filer's stock sentence, with the company's name (in some sentences, as in a
+  filing), the year and varied figures written in, so the keyword side meets the words
+  ("company", "fiscal", "million") a filing repeats. As in finq's own chunks, the
+  document's label ("Harbor Semiconductor Corp. 10-K FY2023") is not in the text.
 - The queries are MiniLM embeddings of real questions ("What supply chain risks does
   Harbor Semiconductor describe?") about a random company and topic.
 
@@ -75,7 +77,7 @@ from services.ingest.document_store import CHUNK_COLUMNS, ensure_embedding_colum
 from services.tools.document_search import (  # noqa: E402
     DocumentSearch,
     search_filters,
-    vector_search_settings,
+    search_settings,
 )
 from shared.db import ACT_AS_SQL, create_pool  # noqa: E402
 from shared.embeddings import MiniLMEmbedder  # noqa: E402
@@ -399,7 +401,6 @@ def chunk_rows(
             + noise.normal(0, NOISE_SIGMA, (document.chunks, DIMENSIONS)).astype(np.float32)
         )
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        label = f"{company.name} {document.form} FY{document.fiscal_year}"
         for index in range(document.chunks):
             topic = topics[index]
             other = TOPICS[rng.randrange(len(TOPICS))][1][rng.randrange(3)]
@@ -410,7 +411,7 @@ def chunk_rows(
                 "n": str(rng.randrange(10, 90_000)),
                 "pct": f"{rng.uniform(1, 40):.1f}",
             }
-            text = f"{label}. " + " ".join(sentence.format(**figures) for sentence in said)
+            text = " ".join(sentence.format(**figures) for sentence in said)
             batch.append(
                 (
                     document.id, index, 1 + index // 3, 1 + index // 3, None, text, "", False,
@@ -569,7 +570,7 @@ async def raw_vector_ids(
     filters = search_filters(args, None, 2, LOCAL_USER)
     async with conn.transaction():
         await conn.execute(ACT_AS_SQL, LOCAL_USER)
-        for statement in vector_search_settings():
+        for statement in search_settings():
             await conn.execute(statement)
         if exact:
             # Only an index scan can use the HNSW index; a bitmap scan of the B-trees still

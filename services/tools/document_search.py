@@ -12,6 +12,7 @@ course", "Apple's 2021 annual report") and resolved against the catalog of docum
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -156,7 +157,11 @@ WITH vector_hits AS (
         WHERE $6::float8 > 0 AND $7 <> '' AND c.is_table AND tsv @@ query AND {where}
         ORDER BY weight DESC LIMIT $3
     ) matching
-), fused AS (
+), fused AS MATERIALIZED (
+    -- Materialized, so its id is a plain column: under the services' row-level security,
+    -- PostgreSQL would not look chunks up by "c.id = coalesce(v.id, k.id, t.id)" through
+    -- the primary key (the expression is not known leakproof) and read every chunk instead
+    -- (24 ms at 30,000 chunks, bench/search_scale.py).
     SELECT id, coalesce(1.0 / ($5 + v.rank), 0) + coalesce(1.0 / ($5 + k.rank), 0)
                + $6::float8 * coalesce(1.0 / ($5 + t.rank), 0) AS score
     FROM vector_hits v FULL OUTER JOIN keyword_hits k USING (id)
@@ -237,15 +242,32 @@ async def table_captions(conn: Any, rows: list[Any]) -> dict[tuple[Any, int], st
 # ("revenue" in a 10-K) say nothing of which chunk answers, and ts_rank_cd, which knows no
 # word's rarity, would rank the chunks that repeat them above the one that names the rare
 # word asked about ("LinkedIn", "Germany").
+# Both counts stop at what the decision needs ($2, $1): at a million chunks, counting every
+# chunk that holds "risk" took longer than the whole search may.
 WORD_COUNTS_SQL = """
-SELECT w.word, (SELECT count(*) FROM chunks c
-                WHERE c.tsv @@ to_tsquery('english', w.word) AND {where}) AS chunks
+SELECT w.word, (SELECT count(*) FROM (SELECT FROM chunks c
+                WHERE c.tsv @@ to_tsquery('english', w.word) AND {where} LIMIT $2) held) AS chunks
 FROM unnest($1::text[]) AS w(word)
 """
-SEARCHED_CHUNKS_SQL = "SELECT count(*) FROM chunks c WHERE {where}"
+SEARCHED_CHUNKS_SQL = "SELECT count(*) FROM (SELECT FROM chunks c WHERE {where} LIMIT $1) searched"
 # A word more than this share of the searched chunks hold is left out of the keyword query,
 # when the query has rarer words.
 COMMON_WORD_SHARE = 0.15
+# And a word more chunks than this hold, whatever their share: the keyword ranking reads
+# every chunk a word of the query matches and ts_rank_cd costs about 8 µs a chunk (plus 1.5
+# to read it), so a word in 5,000 chunks costs more than the whole search may at a million
+# chunks (bench/search_scale.py); and a word that common tells a chunk that answers from
+# one that does not no better than the vector ranking does. When every word is as common,
+# the keyword ranking is left out.
+MAX_KEYWORD_CHUNKS = 1_000
+# Enough searched chunks counted to tell whether MAX_KEYWORD_CHUNKS is under their share.
+_SEARCHED_COUNT_CAP = int((MAX_KEYWORD_CHUNKS + 1) / COMMON_WORD_SHARE) + 1
+# Up to this many searched chunks (by the statistics' estimate) the words are counted in
+# them: a few milliseconds at most. Over it, counting took longer than the whole search may
+# (35-65 ms for a question's words at 100,000 chunks), and the statistics' estimates stand
+# in: ANALYZE's most common lexemes (migration 023 keeps 10,000 of them) with their shares,
+# and for any other word less than the rarest of them holds.
+COUNTED_SCOPE = 20_000
 # How much a table's rank among the tables counts beside its ranks among all chunks, when a
 # figure is asked: enough to bring a table prose outranks into view, not enough for every
 # table to outrank the sentence that states the figure.
@@ -571,9 +593,13 @@ def passage_source(passage: Passage, filed: Any = None, period_end: Any = None) 
     )
 
 
-def vector_search_settings() -> list[str]:
-    """The settings a search's transaction runs its vector ranking under (SET LOCAL)."""
+def search_settings() -> list[str]:
+    """The settings a search's transaction runs under (SET LOCAL)."""
     return [
+        # Planned for the filter values and words at hand, every time: a plan made once for
+        # any company would not know one company's chunks are few (and exact distances
+        # cheap), nor could the statistics estimate a word it is not shown.
+        "SET LOCAL plan_cache_mode = force_custom_plan",
         # Keep reading the HNSW graph until the filters have let enough rows through.
         "SET LOCAL hnsw.iterative_scan = relaxed_order",
         f"SET LOCAL hnsw.ef_search = {EF_SEARCH}",
@@ -654,7 +680,7 @@ class DocumentSearch:
                             arguments=args,
                             missing=[f"a document or collection named {args.collection!r}"],
                         )
-            for statement in vector_search_settings():
+            for statement in search_settings():
                 await conn.execute(statement)
             every_word = keyword_query(args.query, await _filtered_words(conn, args))
             rows = await _candidates(conn, args, vector, every_word, document_ids, user_id)
@@ -755,19 +781,60 @@ async def with_introduced_tables(
 
 async def rare_words(conn: Any, query: str, scope: Callable[[int], ChunkFilters]) -> str:
     """The keyword query (words OR-ed) without the words most searched chunks hold, when it
-    has rarer ones; as it is otherwise. `scope(first)` is the search's filters, numbered
-    from `$first`."""
+    has rarer ones, and without the words more than MAX_KEYWORD_CHUNKS chunks hold; empty
+    (no keyword ranking) when every word is that common. `scope(first)` is the search's
+    filters, numbered from `$first`."""
     words = [word for word in query.split(" | ") if word]
-    if len(words) < 2:
+    if not words:
         return query
     searched = scope(1)
-    total = await conn.fetchval(SEARCHED_CHUNKS_SQL.format(where=searched.where), *searched.values)
+    estimate = await estimated_chunks(conn, searched.where, searched.values)
+    if estimate <= COUNTED_SCOPE:
+        total, counts = await _counted_words(conn, words, scope)
+    else:
+        total = estimate
+        held = scope(2)
+        counts = {}
+        for word in words:
+            counts[word] = await estimated_chunks(
+                conn, f"{_HOLDS_WORD} AND {held.where}", [word, *held.values]
+            )
     if not total:
         return query
-    counted = scope(2)
-    counts = await conn.fetch(WORD_COUNTS_SQL.format(where=counted.where), words, *counted.values)
-    rare = [row["word"] for row in counts if row["chunks"] <= COMMON_WORD_SHARE * total]
-    return " | ".join(rare) if rare else query
+    bounded = [word for word in words if counts[word] <= MAX_KEYWORD_CHUNKS]
+    rare = [word for word in bounded if counts[word] <= COMMON_WORD_SHARE * total]
+    return " | ".join(rare or bounded)
+
+
+async def _counted_words(
+    conn: Any, words: list[str], scope: Callable[[int], ChunkFilters]
+) -> tuple[int, dict[str, int]]:
+    """The searched chunks and how many of them hold each word, counted as far as the
+    decisions need."""
+    searched = scope(2)
+    total = await conn.fetchval(
+        SEARCHED_CHUNKS_SQL.format(where=searched.where), _SEARCHED_COUNT_CAP, *searched.values
+    )
+    counted = scope(3)
+    # Counted one further than the bound, so "more than it" is told from "exactly it".
+    rows = await conn.fetch(
+        WORD_COUNTS_SQL.format(where=counted.where),
+        words,
+        MAX_KEYWORD_CHUNKS + 1,
+        *counted.values,
+    )
+    return total, {row["word"]: row["chunks"] for row in rows}
+
+
+_HOLDS_WORD = "c.tsv @@ to_tsquery('english', $1)"
+ESTIMATE_SQL = "EXPLAIN (FORMAT JSON) SELECT FROM chunks c WHERE {where}"
+
+
+async def estimated_chunks(conn: Any, where: str, values: Sequence[Any]) -> float:
+    """How many chunks PostgreSQL's statistics say `where` lets through: ANALYZE's sample of
+    the filter columns, and its most common lexemes of `tsv`, with their shares."""
+    plan = await conn.fetchval(ESTIMATE_SQL.format(where=where), *values)
+    return float(json.loads(plan)[0]["Plan"]["Plan Rows"])
 
 
 def _nothing_found(args: SearchDocumentsArgs) -> str:
