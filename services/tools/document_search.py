@@ -133,14 +133,20 @@ _QUERY_NOISE = frozenset(
     }
 )
 
-SEARCH_SQL = """
-WITH vector_hits AS (
-    SELECT id, row_number() OVER (ORDER BY distance) AS rank
-    FROM (
+# The vector ranking: the $3 chunks nearest the query's embedding $1 that the filters let
+# through (bench/search_scale.py measures this query on its own, and its recall).
+NEAREST_SQL = """
         SELECT id, embedding <=> $1 AS distance FROM chunks c
         WHERE embedding IS NOT NULL AND {where}
         ORDER BY embedding <=> $1 LIMIT $3
-    ) nearest
+"""
+SEARCH_SQL = (
+    """
+WITH vector_hits AS (
+    SELECT id, row_number() OVER (ORDER BY distance) AS rank
+    FROM ("""
+    + NEAREST_SQL
+    + """    ) nearest
 ), keyword_hits AS (
     SELECT id, row_number() OVER (ORDER BY weight DESC, id) AS rank
     FROM (
@@ -174,6 +180,7 @@ FROM fused f JOIN chunks c ON c.id = f.id JOIN documents d ON d.id = c.document_
 ORDER BY f.score DESC, c.document_id, c.chunk_index
 LIMIT $4
 """
+)
 
 # The table a passage introduces ("Operating income (loss) by segment is as follows (in
 # millions):"): the chunker keeps a table a chunk of its own, so the sentence that says what
