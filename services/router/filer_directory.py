@@ -214,6 +214,68 @@ FINANCE_ABBREVIATIONS = frozenset(
         "cpu",
         "api",
         "ip",
+        "bdc",
+        "bdcs",
+        "mlp",
+        "mlps",
+        "reit",
+        "reits",
+        "nim",
+        "nii",
+        "nol",
+        "hy",
+        "ig",
+        "cds",
+        "clo",
+        "mbs",
+        "abs",
+        "etn",
+        "adr",
+        "ads",
+        "spac",
+        "lbo",
+        "fx",
+        "wacc",
+        "capm",
+        "cogs",
+        "ppe",
+        "ifrs",
+        "fasb",
+        "finra",
+        "fomc",
+        "ecb",
+        "ppi",
+        "pce",
+        "pmi",
+        "nfp",
+        "otc",
+        "atm",
+        "itm",
+        "otm",
+        "dte",
+        "qtd",
+        "mom",
+        "ntm",
+        "fwd",
+        "dps",
+        "ocf",
+        "roce",
+        "tsr",
+        "kpi",
+        "kpis",
+        "arpu",
+        "mau",
+        "dau",
+        "gmv",
+        "aov",
+        "ltv",
+        "cac",
+        "tam",
+        "rev",
+        "fico",
+        "hsa",
+        "ira",
+        "401k",
         # Chat shorthand people type in questions ("imo dividends are overrated").
         "imo",
         "imho",
@@ -230,10 +292,11 @@ FINANCE_ABBREVIATIONS = frozenset(
     }
 )
 
-# Market indexes people call by a company's name: "the Dow", "the Nasdaq" (Dow Inc. and
-# Nasdaq, Inc. file with SEC). After "the", and not a possessive or before a financial
-# word, the word is the index.
-MARKET_INDEXES = frozenset({"dow", "nasdaq", "russell", "nyse", "footsie", "nikkei"})
+# Market indexes people call by a company's name: "the Dow", "the Nasdaq", "S&P 500" (Dow
+# Inc., Nasdaq, Inc. and S&P Global file with SEC). After "the" or before a number or
+# "index", and not a possessive or before a financial word, the words are the index.
+MARKET_INDEXES = frozenset({"dow", "nasdaq", "russell", "nyse", "footsie", "nikkei", "s and p"})
+_INDEX_FOLLOWERS = frozenset({"index", "indexes", "indices", "futures", "composite", "average"})
 
 # Words questions begin with: a company whose name is one of them ("Can B Corp", "ON
 # Semiconductor" begins with "on") is not named by a question's first word.
@@ -400,13 +463,18 @@ def surname_first_orders(key: tuple[str, ...]) -> list[tuple[str, ...]]:
     """The orders people write a name SEC files surname first: "HUNT J B TRANSPORT" is
     "J B Hunt Transport", "PRICE T ROWE GROUP" is "T Rowe Price Group" (the initials, then
     the surname, or one given name between)."""
-    run = 1
+    given = 2 if len(key) > 2 and len(key[1]) > 1 and len(key[2]) == 1 else 1
+    run = given
     while run < len(key) and len(key[run]) == 1:
         run += 1
-    if run == 1 or run >= len(key) or len(key[0]) == 1:
+    if run == given or len(key[0]) == 1:
         return []
+    # "SANFILIPPO JOHN B & SON": a given name before the initials; "SMITH A O": no more.
     initials, rest = key[1:run], key[run:]
-    return [initials + key[:1] + rest, initials + rest[:1] + key[:1] + rest[1:]]
+    orders = [initials + key[:1] + rest]
+    if given == 1 and rest:
+        orders.append(initials + rest[:1] + key[:1] + rest[1:])
+    return orders
 
 
 def display_name(name: str) -> str:
@@ -424,9 +492,10 @@ def name_words(text: str) -> tuple[str, ...]:
     return tuple(_SPELLED_OUT.get(word, word) for word in words)
 
 
-def name_key(name: str) -> tuple[str, ...]:
+def name_key(name: str, letters: bool = False) -> tuple[str, ...]:
     """The words of a name without a leading "the" and its trailing legal words, spelled
-    out or in letters ("S A B DE C V", "N V", "PLC")."""
+    out or in letters ("S A B DE C V", "N V", "PLC"); with `letters`, a run of letters at
+    the end is kept (they may be initials: "SMITH A O CORP")."""
     words = list(name_words(name))
     if words[:1] == ["the"]:
         words = words[1:]
@@ -442,7 +511,7 @@ def name_key(name: str) -> tuple[str, ...]:
     run = 0
     while run < len(words) - 1 and (len(words[-1 - run]) == 1 or words[-1 - run] == "de"):
         run += 1
-    if run >= 2:
+    if run >= 2 and not letters:
         words = words[:-run]
     return tuple(words)
 
@@ -499,7 +568,9 @@ class FilerDirectory:
         self._tickers: dict[str, int] = {}
         for filer in self.filers.values():
             key = name_key(filer.name)
-            for order in (key, *surname_first_orders(key)) if key else ():
+            for order in (
+                (key, *surname_first_orders(name_key(filer.name, letters=True))) if key else ()
+            ):
                 self._names.setdefault(order, set()).add(filer.cik)
                 for length in range(1, len(order)):
                     self._first_words.setdefault(order[:length], set()).add(filer.cik)
@@ -519,12 +590,30 @@ class FilerDirectory:
         shouting = bool(letters) and sum(c.isupper() for c in letters) > 0.6 * len(letters)
         found: list[FilerMention] = []
         at = 0
+        named_until = 0  # tokens before this were read as part of a mention
         while at < len(tokens):
-            mention, used = self._name_at(tokens, at, shouting)
+            before = tokens[at - 1] if at > 0 and at > named_until - 1 else None
+            # "Lego Group", "S.C. Johnson": a capitalised word that named nobody goes on as
+            # a name finq does not know, whose next word is not another company's start.
+            in_unknown_name = (
+                before is not None
+                and at >= named_until
+                and not shouting
+                and before.raw[:1].isupper()
+                and before.word not in QUESTION_OPENERS
+                and not before.possessive
+            )
+            # Right after a company's name, words that only begin another's are what the
+            # first one makes or where it sells: "Papa John's North America", "Sony
+            # PlayStation".
+            after_name = bool(found) and at == named_until
+            mention, used = self._name_at(tokens, at, shouting, in_unknown_name, after_name)
             if mention is None:
                 mention, used = self._ticker_at(tokens, at, shouting), 1
-            if mention is not None and mention.ciks not in [m.ciks for m in found]:
-                found.append(mention)
+            if mention is not None:
+                named_until = at + used
+                if mention.ciks not in [m.ciks for m in found]:
+                    found.append(mention)
             at += used
         if not found:
             return []
@@ -532,7 +621,12 @@ class FilerDirectory:
         return [m for m in found if _STRENGTH[m.how] == strongest]
 
     def _name_at(
-        self, tokens: list[_Token], at: int, shouting: bool
+        self,
+        tokens: list[_Token],
+        at: int,
+        shouting: bool,
+        in_unknown_name: bool = False,
+        after_name: bool = False,
     ) -> tuple[FilerMention | None, int]:
         if tokens[at].dollar or (at > 0 and tokens[at - 1].word in ("ticker", "symbol")):
             return None, 1  # written as a ticker: "$A", "ticker A"
@@ -545,12 +639,31 @@ class FilerDirectory:
             # company's name, whatever else they are.
             legal = len(span) > 1 and span[-1].word.rstrip(".") in _LEGAL_WORDS
             words = span[:-1] if legal else span
-            after = tokens[at + length] if at + length < len(tokens) else None
-            # A word before "revenue", "earnings", "stock" is what they are of.
-            of_figure = after is not None and after.word in FINANCIAL_WORDS
+            # Words a word or two before "revenue", "earnings", "stock" ("net sales", "net
+            # interest margin") are what they are of.
+            after = tokens[at + length : at + length + 2]
+            of_figure = any(t.word in FINANCIAL_WORDS for t in after)
             named = legal or span[-1].possessive or of_figure
-            for key in self._keys(words):
-                mention = self._named(key, text, words, at, shouting, legal, named, of_figure)
+            # A name as written before the start of another's: "Carter's" is Carter's, Inc.
+            # (CARTERS INC), not the start of Carter Bankshares.
+            keys = sorted(
+                self._keys(words), key=lambda k: k not in self._names and k not in self._former
+            )
+            for key in keys:
+                mention = self._named(
+                    key,
+                    text,
+                    words,
+                    at,
+                    shouting,
+                    legal,
+                    named,
+                    of_figure,
+                    in_unknown_name,
+                    after_name=after_name,
+                    index_follows=bool(after)
+                    and (after[0].word.isdigit() or after[0].word in _INDEX_FOLLOWERS),
+                )
                 if mention is not None:
                     return mention, length
         return None, 1
@@ -581,6 +694,9 @@ class FilerDirectory:
         legal: bool = False,
         named: bool = False,
         of_figure: bool = False,
+        in_unknown_name: bool = False,
+        index_follows: bool = False,
+        after_name: bool = False,
     ) -> FilerMention | None:
         if legal:
             ciks = {*self._names.get(key, ()), *self._former.get(key, ())}
@@ -593,12 +709,11 @@ class FilerDirectory:
             # ("a 50 bp cut"), as with tickers.
             return None
         if (
-            len(span) == 1
-            and key[0] in MARKET_INDEXES
-            and span[0].after_the
-            and not (span[0].possessive or of_figure)
+            " ".join(key) in MARKET_INDEXES
+            and not (span[-1].possessive or of_figure)
+            and (span[0].after_the or index_follows)
         ):
-            return None  # "why did the Dow drop": the index, not Dow Inc.
+            return None  # "why did the Dow drop", "an S&P 500 fund": the index
         if (
             len(span) == 1
             and span[0].opens
@@ -611,6 +726,15 @@ class FilerDirectory:
         if key in self._names or key in self._former:
             if single_word and not self._capitalised(span[0], shouting):
                 return None
+            if (
+                len(key) > 1
+                and all(t.raw.islower() for t in span)
+                and all(self._is_english(word) for word in key)
+                and not self._well_known(key)
+            ):
+                # "top ten holdings": ordinary words in lower case name only a company
+                # everyone knows by them ("general motors").
+                return None
             if key in self._former and key not in self._names:
                 return FilerMention(text, self._ranked(self._former[key]), "former_name")
             return FilerMention(text, self._with_namesakes(key), "name")
@@ -620,11 +744,25 @@ class FilerDirectory:
             # never a list to choose from ("Good").
             if not self._written_as_a_name(span, shouting):
                 return None
+            if (in_unknown_name and len(span) == 1) or after_name:
+                return None
+            if len(span) == 1 and span[0].raw.isupper() and not named:
+                return None  # an acronym alone ("TV advertising") begins no name
+            if len(span) == 1 and span[0].opens and everyday(key[0]) and not self._well_known(key):
+                # An everyday word opening a sentence ("Net margin versus…", "Group
+                # results…") begins only a name everyone knows by it.
+                return None
             chosen = self._by_first_words(self._first_words[key])
             if chosen is None:
                 return None
             ordinary = all(self._is_english(word) for word in key)
-            if ordinary and span[0].opens and span[-1].possessive and not of_figure:
+            if (
+                ordinary
+                and len(span) == 1
+                and span[0].opens
+                and span[0].possessive
+                and not of_figure
+            ):
                 # The start of a name in ordinary words, opening a sentence, with an "'s"
                 # that may be "is" or an idiom ("Sun's out", "Arm's length"): a company
                 # only when a figure of it follows.
@@ -749,14 +887,24 @@ class FilerDirectory:
             return False  # "FCF", "AI"; "Bros", "Taco": tickers are written AAPL or aapl
         word = self._is_english(token.word)
         if token.raw.isupper() and not shouting:
-            if not word:
+            # Capitals that are no word, or none used every day ("TV", "PM" are): a ticker.
+            if not word and not everyday(token.word):
                 return True
             near = tokens[max(0, at - 2) : at] + tokens[at + 1 : at + 3]
             return any(t.word in FINANCIAL_WORDS for t in near)
         # Lower case (or a question in capitals): what no English word could be, of three
         # letters or more (two are abbreviations as often: ip, hd, ev); or what English
         # rarely uses, whatever old dictionaries hold ("gild", "anet", "zs").
-        return (not word and len(token.word) >= 3) or rarely_used(token.word)
+        if (not word and len(token.word) >= 3) or rarely_used(token.word):
+            return True
+        # A search-box question opens with what it is about: "bac net interest income",
+        # "lulu americas revenue". A word not used every day, first and a word or two
+        # before a financial one, is the ticker it also is.
+        return (
+            token.opens
+            and not everyday(token.word)
+            and any(t.word in FINANCIAL_WORDS for t in tokens[at + 1 : at + 4])
+        )
 
 
 def _ticker_form(text: str) -> str:
@@ -767,6 +915,15 @@ def _ticker_form(text: str) -> str:
 # Below this Zipf frequency (about once in ten million words) a lower-case word is read as
 # the ticker it also is: "gild" 2.4, "aapl" 2.4; "comp" 3.9 and "imo" 3.7 are everyday.
 RARE_ZIPF = 3.0
+
+
+# From this Zipf frequency (about once in thirty thousand words) a word is everyday: "net"
+# 4.8, "group" 5.6; "toro" 3.2 and "hanover" 3.4 are not.
+EVERYDAY_ZIPF = 4.5
+
+
+def everyday(word: str) -> bool:
+    return zipf_frequency(word, "en") >= EVERYDAY_ZIPF
 
 
 def rarely_used(word: str) -> bool:

@@ -29,6 +29,7 @@ APPLE, HOSPITALITY, CLOUDFLARE, COSTCO, ALLSTATE, META, META_MATERIALS = (
 FIRST_A, FIRST_B = 11, 12
 TEAM, OIL_DRI, NATHANS, TORO_A, TORO_B, WESSON = 21, 22, 23, 24, 25, 26
 HUNT, ROWE, LAUDER, SYSCO, DOW, BP, GILEAD, UFP_I, UFP_T, GLADSTONE = range(31, 41)
+AO_SMITH, BANK_OF_AMERICA, CARTERS, CARTER_BANK, TEN, GROUP_1, SP_GLOBAL, TELEVISA = range(51, 59)
 
 SEC_ROWS = {
     "0": {"cik_str": APPLE, "ticker": "AAPL", "title": "Apple Inc."},
@@ -68,6 +69,17 @@ SEC_ROWS = {
     "4117": {"cik_str": 41, "ticker": "T", "title": "AT&T INC."},
     "4118": {"cik_str": 42, "ticker": "IMO", "title": "IMPERIAL OIL LTD"},
     "4119": {"cik_str": 43, "ticker": "NPV", "title": "NUVEEN VIRGINIA QUALITY MUNICIPAL FUND"},
+    "4120": {"cik_str": AO_SMITH, "ticker": "AOS", "title": "SMITH A O CORP"},
+    "4121": {"cik_str": CARTERS, "ticker": "CRI", "title": "CARTERS INC"},
+    "4122": {"cik_str": CARTER_BANK, "ticker": "CARE", "title": "Carter Bankshares, Inc."},
+    "4123": {"cik_str": TEN, "ticker": "XHLD", "title": "TEN Holdings, Inc."},
+    "4124": {"cik_str": GROUP_1, "ticker": "GPI", "title": "GROUP 1 AUTOMOTIVE INC"},
+    "4125": {"cik_str": TELEVISA, "ticker": "TV", "title": "GRUPO TELEVISA, S.A.B."},
+    "4126": {"cik_str": 44, "ticker": "NLOP", "title": "Net Lease Office Properties"},
+    "4127": {"cik_str": 45, "ticker": "NPWR", "title": "NET Power Inc."},
+    "4128": {"cik_str": 46, "ticker": "BDC", "title": "BELDEN INC."},
+    "4129": {"cik_str": BANK_OF_AMERICA, "ticker": "BAC", "title": "BANK OF AMERICA CORP /DE/"},
+    "4130": {"cik_str": SP_GLOBAL, "ticker": "SPGI", "title": "S&P Global Inc."},
 }
 
 
@@ -98,6 +110,11 @@ def named(directory: FilerDirectory, question: str) -> list[tuple[int, ...]]:
         "how do I compute npv in a spreadsheet?",
         "Is a 50 bp rate cut a big deal?",  # basis points, though BP is a company
         "Why did the Dow drop 500 points today?",  # the index, though Dow Inc. files
+        "Top ten holdings of an S&P 500 index fund",  # TEN Holdings; the index
+        "How big is the TV advertising market?",  # everyday capitals: TV is a ticker
+        "Net margin versus operating margin: which matters more?",  # an everyday opener
+        "Lego Group revenue growth",  # a company finq does not know, then "Group"
+        "What's a typical BDC dividend yield?",  # finance shorthand
     ],
 )
 def test_an_ordinary_sentence_names_no_company(directory: FilerDirectory, question: str) -> None:
@@ -196,11 +213,23 @@ def test_a_lower_case_word_english_rarely_uses_is_read_as_its_ticker(
     assert directory.mentions("cost of revenue and net income") == []
 
 
+def test_a_search_box_question_opens_with_the_ticker_it_is_about(
+    directory: FilerDirectory,
+) -> None:
+    # "bac" is a word (a ferry, a diploma), just not an everyday one.
+    assert named(directory, "bac net interest income outlook") == [(BANK_OF_AMERICA,)]
+
+
+def test_a_name_as_written_comes_before_the_start_of_another(directory: FilerDirectory) -> None:
+    assert named(directory, "Carter's wholesale sales") == [(CARTERS,)]
+
+
 def test_names_sec_files_surname_first_are_read_as_people_write_them(
     directory: FilerDirectory,
 ) -> None:
     assert named(directory, "J.B. Hunt intermodal loads") == [(HUNT,)]
     assert named(directory, "T. Rowe Price net client outflows") == [(ROWE,)]
+    assert named(directory, "A.O. Smith water heater volumes") == [(AO_SMITH,)]
 
 
 def test_accents_capitals_and_state_marks_do_not_hide_a_name(directory: FilerDirectory) -> None:
@@ -232,13 +261,14 @@ def test_share_classes_are_one_company() -> None:
 
 # Each written by an outside writer who read neither finq's code nor this resolver
 # (directory_questions.md). The development sets are what the rules were fixed against
-# (the second was held out once: 263 of 280 then; the third 279 of 306, with 8 ordinary
-# sentences read as companies).
+# (each was held out once: the second 263 of 280 then; the third 279 of 306, with 8
+# ordinary sentences read as companies; the fourth 291 of 311, with 9).
 HERE = Path(__file__).parent
 SETS = [
     (HERE / "directory_questions_dev.jsonl", 0.98),
     (HERE / "directory_questions_dev2.jsonl", 0.98),
     (HERE / "directory_questions_heldout2.jsonl", 0.98),
+    (HERE / "directory_questions_heldout3.jsonl", 0.98),
 ]
 
 
