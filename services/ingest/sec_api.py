@@ -504,6 +504,13 @@ def resolve_company(
     return CompanyRequest(given, cik, by_cik.get(cik, ticker))
 
 
+async def download_ticker_map(sec: SecClient, path: Path) -> Path:
+    """SEC's company_tickers.json, as sent, written to `path` (whole or not at all)."""
+    body, _ = await fetch_document(sec, sec.endpoints.ticker_map())
+    _write_atomically(path, body)
+    return path
+
+
 async def fetch_ticker_map(sec: SecClient) -> dict[str, str]:
     _, doc = await fetch_document(sec, sec.endpoints.ticker_map())
     return parse_ticker_map(doc)

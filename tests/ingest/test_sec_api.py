@@ -539,3 +539,41 @@ async def test_ingest_sec_loads_the_same_values_as_the_file_ingest(
     for path, body in documents.items():
         folder = "companyfacts" if path.startswith("/api/") else "submissions"
         assert (downloads / folder / Path(path).name).read_bytes() == body
+
+
+async def test_the_directory_of_filers_is_fetched_from_sec_kept_and_loaded(
+    database: str, sec_stand_in: StandInSec, tmp_path: Path
+) -> None:
+    code, out, err = await run_sec_finq(
+        "ingest", "directory", "--online",
+        database=database, sec_url=sec_stand_in.url, home=tmp_path,
+    )  # fmt: skip
+
+    assert code == 0, err
+    kept = tmp_path / "sec" / "company_tickers.json"
+    assert f"fetched SEC's directory into {kept}" in out
+    assert f"loaded 1 filers from {kept}" in out
+    assert [(seen.path, seen.user_agent) for seen in sec_stand_in.requests] == [
+        ("/files/company_tickers.json", USER_AGENT)
+    ]
+    conn = await asyncpg.connect(database)
+    try:
+        row = await conn.fetchrow("SELECT cik, name, tickers FROM sec_filers")
+    finally:
+        await conn.close()
+    assert (row["cik"], row["name"], row["tickers"]) == (int(EXAMPLE_CIK), "Example Corp", ["EXMP"])
+
+
+async def test_a_directory_sec_will_not_send_is_a_clear_failure(
+    database: str, sec_stand_in: StandInSec, tmp_path: Path
+) -> None:
+    sec_stand_in.documents.pop("/files/company_tickers.json")
+
+    code, _, err = await run_sec_finq(
+        "ingest", "directory", "--online",
+        database=database, sec_url=sec_stand_in.url, home=tmp_path,
+    )  # fmt: skip
+
+    assert code == 1
+    assert err.startswith("ingest failed: SEC's directory:"), err
+    assert "Traceback" not in err

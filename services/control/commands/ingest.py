@@ -7,7 +7,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -15,6 +15,9 @@ from services.control.commands import Subparsers
 from services.control.commands.database_setup import prepare_database
 from services.control.progress import Progress, Step
 from services.control.settings import ControlSettings
+
+if TYPE_CHECKING:
+    from services.ingest.sec_api import SecClient
 
 
 def register(subparsers: Subparsers) -> None:
@@ -67,11 +70,19 @@ def register(subparsers: Subparsers) -> None:
         "10,000) into the directory the router names companies from, replacing what was "
         "there; former names come from the submissions files beside it, where there are any.",
     )
-    directory.add_argument(
+    source = directory.add_mutually_exclusive_group()
+    source.add_argument(
         "--file",
         default=None,
         metavar="PATH",
-        help="the offline copy (default: company_tickers.json in FINQ_SEC_OFFLINE_DIR)",
+        help="the offline copy (default: company_tickers.json in FINQ_SEC_OFFLINE_DIR, "
+        "else SEC's current one)",
+    )
+    source.add_argument(
+        "--online",
+        action="store_true",
+        help="fetch SEC's current company_tickers.json (FINQ_SEC_USER_AGENT), kept in "
+        "FINQ_HOME/sec",
     )
     directory.set_defaults(handler=command_ingest_directory)
     sec = ingest_kinds.add_parser(
@@ -212,19 +223,59 @@ def command_ingest_documents(args: argparse.Namespace, settings: ControlSettings
     return 0
 
 
+def sec_http_options(settings: ControlSettings) -> dict[str, Any]:
+    """The HTTP client SEC is asked with: its User-Agent rule, the run's timeout."""
+    from services.ingest.sec_api import sec_headers
+
+    return {
+        "headers": sec_headers(settings.sec_user_agent),
+        "timeout": settings.sec_timeout_seconds,
+        "follow_redirects": True,
+    }
+
+
+def sec_client(settings: ControlSettings, http: httpx.AsyncClient, **hooks: Any) -> SecClient:
+    """A SecClient over `http` with the settings' pace, endpoints and retries; `hooks` are
+    its progress callbacks (on_request, on_pacing, on_retry_wait)."""
+    from services.ingest.sec_api import RateLimiter, RetryPolicy, SecClient, SecEndpoints
+
+    return SecClient(
+        http=http,
+        limiter=RateLimiter(settings.sec_max_requests_per_second),
+        endpoints=SecEndpoints(settings.sec_data_url, settings.sec_www_url),
+        policy=RetryPolicy(
+            retries=settings.sec_retries,
+            backoff_seconds=settings.sec_backoff_seconds,
+            max_wait_seconds=settings.sec_max_wait_seconds,
+        ),
+        **hooks,
+    )
+
+
 def command_ingest_directory(args: argparse.Namespace, settings: ControlSettings) -> int:
-    """`finq ingest directory [--file PATH]`: see shared.sec_filers."""
+    """`finq ingest directory [--file PATH | --online]`: see shared.sec_filers."""
     import asyncpg
 
+    from services.ingest.sec_api import SecApiError, download_ticker_map
     from shared.sec_filers import load_sec_directory, read_sec_directory
 
-    path = Path(args.file) if args.file else settings.sec_offline_dir / "company_tickers.json"
-    if not path.is_file():
+    offline = settings.sec_offline_dir / "company_tickers.json"
+    path = Path(args.file) if args.file else offline
+    online = args.online or (not args.file and not offline.is_file())
+    if online:
+        path = settings.home / "sec" / "company_tickers.json"
+    elif not path.is_file():
         print(f"ingest failed: no directory file at {path} (give one with --file)", file=sys.stderr)
         return 1
-    submissions = path.parent / "submissions"
 
     async def run() -> int:
+        if online:
+            async with httpx.AsyncClient(**sec_http_options(settings)) as http:
+                await download_ticker_map(sec_client(settings, http), path)
+            print(f"fetched SEC's directory into {path}")
+        # Former names from the submissions files beside it: `finq ingest sec` keeps its
+        # downloads in the same layout.
+        submissions = path.parent / "submissions"
         filers = read_sec_directory(path, submissions if submissions.is_dir() else None)
         await prepare_database(settings.operator_dsn, load_default=False)
         conn = await asyncpg.connect(settings.operator_dsn)
@@ -235,6 +286,9 @@ def command_ingest_directory(args: argparse.Namespace, settings: ControlSettings
 
     try:
         loaded = asyncio.run(run())
+    except SecApiError as error:
+        print(f"ingest failed: SEC's directory: {error}", file=sys.stderr)
+        return 1
     except (OSError, ValueError, KeyError, asyncpg.PostgresError) as error:
         print(f"ingest failed: {path}: {error}", file=sys.stderr)
         return 1
@@ -246,15 +300,7 @@ def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> i
     """`finq ingest sec TICKER|CIK...`: see services.ingest.sec_api."""
     import asyncpg
 
-    from services.ingest.sec_api import (
-        RateLimiter,
-        RetryPolicy,
-        SecClient,
-        SecEndpoints,
-        SecIngestOutcome,
-        ingest_sec,
-        sec_headers,
-    )
+    from services.ingest.sec_api import SecIngestOutcome, ingest_sec
 
     offline_dir = Path(args.from_dir) if args.from_dir else settings.sec_offline_dir
     save_dir = Path(args.save_dir) if args.save_dir else settings.home / "sec"
@@ -279,20 +325,10 @@ def command_ingest_sec(args: argparse.Namespace, settings: ControlSettings) -> i
                     report=report,
                     on_company=companies.start,
                 )
-            async with httpx.AsyncClient(
-                headers=sec_headers(settings.sec_user_agent),
-                timeout=settings.sec_timeout_seconds,
-                follow_redirects=True,
-            ) as http:
-                sec = SecClient(
-                    http=http,
-                    limiter=RateLimiter(settings.sec_max_requests_per_second),
-                    endpoints=SecEndpoints(settings.sec_data_url, settings.sec_www_url),
-                    policy=RetryPolicy(
-                        retries=settings.sec_retries,
-                        backoff_seconds=settings.sec_backoff_seconds,
-                        max_wait_seconds=settings.sec_max_wait_seconds,
-                    ),
+            async with httpx.AsyncClient(**sec_http_options(settings)) as http:
+                sec = sec_client(
+                    settings,
+                    http,
                     on_request=companies.detail,
                     on_pacing=companies.detail,
                     on_retry_wait=progress.note,
