@@ -152,7 +152,7 @@ WITH vector_hits AS (
     FROM (
         SELECT id, ts_rank_cd(tsv, query) AS weight
         FROM chunks c, to_tsquery('english', $2) query
-        WHERE $2 <> '' AND tsv @@ query AND {where}
+        WHERE $2 <> '' AND {matches} AND {where}
         ORDER BY weight DESC LIMIT $3
     ) matching
 ), table_hits AS (
@@ -160,7 +160,7 @@ WITH vector_hits AS (
     FROM (
         SELECT id, ts_rank_cd(tsv, query) AS weight
         FROM chunks c, to_tsquery('english', $7) query
-        WHERE $6::float8 > 0 AND $7 <> '' AND c.is_table AND tsv @@ query AND {where}
+        WHERE $6::float8 > 0 AND $7 <> '' AND c.is_table AND {matches} AND {where}
         ORDER BY weight DESC LIMIT $3
     ) matching
 ), fused AS MATERIALIZED (
@@ -181,6 +181,14 @@ ORDER BY f.score DESC, c.document_id, c.chunk_index
 LIMIT $4
 """
 )
+
+# How a keyword ranking matches its words. Among few searched chunks (one company's), as
+# a condition the keyword index cannot serve: PostgreSQL then reads those chunks through the
+# filters' B-tree and matches each, where with the index it read every chunk of the table
+# that holds a word ("retail": 132,000 of a million, 29 ms) to intersect them with the
+# company's 2,000.
+MATCH = "tsv @@ query"
+FEW_MATCH = "(tsv @@ query) IS TRUE"
 
 # The table a passage introduces ("Operating income (loss) by segment is as follows (in
 # millions):"): the chunker keeps a table a chunk of its own, so the sentence that says what
@@ -249,14 +257,24 @@ async def table_captions(conn: Any, rows: list[Any]) -> dict[tuple[Any, int], st
 # ("revenue" in a 10-K) say nothing of which chunk answers, and ts_rank_cd, which knows no
 # word's rarity, would rank the chunks that repeat them above the one that names the rare
 # word asked about ("LinkedIn", "Germany").
-# Both counts stop at what the decision needs ($2, $1): at a million chunks, counting every
-# chunk that holds "risk" took longer than the whole search may.
+# How many of the searched chunks hold each query word: the words most of them hold
+# ("revenue" in a 10-K) say nothing of which chunk answers, and ts_rank_cd, which knows no
+# word's rarity, would rank the chunks that repeat them above the one that names the rare
+# word asked about ("LinkedIn", "Germany"). The searched chunks are read once and every word
+# matched against each: counting each word through the keyword index instead read its whole
+# list of chunks over the table (85 ms for a question's words in one company's 2,000 chunks
+# of a million).
 WORD_COUNTS_SQL = """
-SELECT w.word, (SELECT count(*) FROM (SELECT FROM chunks c
-                WHERE c.tsv @@ to_tsquery('english', w.word) AND {where} LIMIT $2) held) AS chunks
-FROM unnest($1::text[]) AS w(word)
+WITH searched AS MATERIALIZED (
+    SELECT c.tsv FROM chunks c WHERE {where} LIMIT $2
+), asked AS MATERIALIZED (
+    SELECT word, to_tsquery('english', word) AS query FROM unnest($1::text[]) AS word
+)
+SELECT a.word, (SELECT count(*) FROM searched) AS searched,
+       count(*) FILTER (WHERE s.tsv @@ a.query) AS chunks
+FROM asked a CROSS JOIN searched s
+GROUP BY a.word
 """
-SEARCHED_CHUNKS_SQL = "SELECT count(*) FROM (SELECT FROM chunks c WHERE {where} LIMIT $1) searched"
 # A word more than this share of the searched chunks hold is left out of the keyword query,
 # when the query has rarer words.
 COMMON_WORD_SHARE = 0.15
@@ -267,14 +285,14 @@ COMMON_WORD_SHARE = 0.15
 # one that does not no better than the vector ranking does. When every word is as common,
 # the keyword ranking is left out.
 MAX_KEYWORD_CHUNKS = 1_000
-# Enough searched chunks counted to tell whether MAX_KEYWORD_CHUNKS is under their share.
-_SEARCHED_COUNT_CAP = int((MAX_KEYWORD_CHUNKS + 1) / COMMON_WORD_SHARE) + 1
 # Up to this many searched chunks (by the statistics' estimate) the words are counted in
-# them: a few milliseconds at most. Over it, counting took longer than the whole search may
-# (35-65 ms for a question's words at 100,000 chunks), and the statistics' estimates stand
-# in: ANALYZE's most common lexemes (migration 023 keeps 10,000 of them) with their shares,
-# and for any other word less than the rarest of them holds.
-COUNTED_SCOPE = 20_000
+# them: 10 ms for 2,000 chunks and seven words. Over it, counting takes longer than the
+# whole search may (35-65 ms for a question's words at 100,000 chunks), and the statistics'
+# estimates stand in: ANALYZE's most common lexemes (migration 023 keeps 10,000 of them)
+# with their shares, and for any other word less than the rarest of them holds.
+COUNTED_SCOPE = 5_000
+# The most searched chunks read to count words in, should the estimate have been low.
+COUNTED_SCOPE_LIMIT = 2 * COUNTED_SCOPE
 # How much a table's rank among the tables counts beside its ranks among all chunks, when a
 # figure is asked: enough to bring a table prose outranks into view, not enough for every
 # table to outrank the sentence that states the figure.
@@ -734,9 +752,9 @@ async def _candidates(
         return search_filters(args, document_ids, first, user_id, later_filings)
 
     filters = scope(8)
-    keywords = await rare_words(conn, every_word, scope)
+    keywords, few_searched = await _rare_words(conn, every_word, scope)
     return await conn.fetch(
-        SEARCH_SQL.format(where=filters.where),
+        SEARCH_SQL.format(where=filters.where, matches=FEW_MATCH if few_searched else MATCH),
         vector,
         keywords,
         CANDIDATES,
@@ -791,12 +809,21 @@ async def rare_words(conn: Any, query: str, scope: Callable[[int], ChunkFilters]
     has rarer ones, and without the words more than MAX_KEYWORD_CHUNKS chunks hold; empty
     (no keyword ranking) when every word is that common. `scope(first)` is the search's
     filters, numbered from `$first`."""
-    words = [word for word in query.split(" | ") if word]
-    if not words:
-        return query
+    return (await _rare_words(conn, query, scope))[0]
+
+
+async def _rare_words(
+    conn: Any, query: str, scope: Callable[[int], ChunkFilters]
+) -> tuple[str, bool]:
+    """rare_words, and whether the search's filters let through few chunks (at most
+    COUNTED_SCOPE, by the statistics' estimate)."""
     searched = scope(1)
     estimate = await estimated_chunks(conn, searched.where, searched.values)
-    if estimate <= COUNTED_SCOPE:
+    few = estimate <= COUNTED_SCOPE
+    words = [word for word in query.split(" | ") if word]
+    if not words:
+        return query, few
+    if few:
         total, counts = await _counted_words(conn, words, scope)
     else:
         total = estimate
@@ -807,29 +834,25 @@ async def rare_words(conn: Any, query: str, scope: Callable[[int], ChunkFilters]
                 conn, f"{_HOLDS_WORD} AND {held.where}", [word, *held.values]
             )
     if not total:
-        return query
+        return query, few
     bounded = [word for word in words if counts[word] <= MAX_KEYWORD_CHUNKS]
     rare = [word for word in bounded if counts[word] <= COMMON_WORD_SHARE * total]
-    return " | ".join(rare or bounded)
+    return " | ".join(rare or bounded), few
 
 
 async def _counted_words(
     conn: Any, words: list[str], scope: Callable[[int], ChunkFilters]
 ) -> tuple[int, dict[str, int]]:
-    """The searched chunks and how many of them hold each word, counted as far as the
-    decisions need."""
-    searched = scope(2)
-    total = await conn.fetchval(
-        SEARCHED_CHUNKS_SQL.format(where=searched.where), _SEARCHED_COUNT_CAP, *searched.values
-    )
-    counted = scope(3)
-    # Counted one further than the bound, so "more than it" is told from "exactly it".
+    """The searched chunks (at most COUNTED_SCOPE_LIMIT of them) and how many of them hold
+    each word, in one reading of them."""
+    searched = scope(3)
     rows = await conn.fetch(
-        WORD_COUNTS_SQL.format(where=counted.where),
+        WORD_COUNTS_SQL.format(where=searched.where),
         words,
-        MAX_KEYWORD_CHUNKS + 1,
-        *counted.values,
+        COUNTED_SCOPE_LIMIT,
+        *searched.values,
     )
+    total = rows[0]["searched"] if rows else 0
     return total, {row["word"]: row["chunks"] for row in rows}
 
 
