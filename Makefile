@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install bytecode browser run test lint format bench bench-resolver bench-documents bench-search-scale bench-router dataset clean
+.PHONY: install bytecode browser run test lint format bench bench-resolver bench-documents bench-search-scale bench-capacity bench-router dataset clean
 
 $(INSTALLED): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,11 @@ bench-documents: install
 bench-search-scale: install
 	flock /tmp/finq-heavy.lock $(BIN)/python bench/search_scale.py --chunks 1000000 \
 		--companies 500 --queries 200 --recall-sample 100
+
+# Replicas, PostgreSQL instances and a NATS cluster for 1,000 questions/s over 5,000
+# companies and 1,000,000 chunks, from the newest results of the benchmarks above.
+bench-capacity: install
+	$(BIN)/python bench/capacity.py
 
 # The router's rules: CPU per question over every bundled golden question, in process.
 bench-router: install
