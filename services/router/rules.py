@@ -117,6 +117,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z.]*[A-Za-z]|[A-Za-z]")
 # The words a company's name is matched on, in the name and in the question alike: "Coca-Cola"
 # and "coca cola" are both ("coca", "cola").
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9]+")
+# A reply lists every company held up to this many; past it, a few and "many others".
+DESCRIBED_IN_FULL = 10
 # How many words' nearest company names a directory keeps (a few MB at most).
 NEAREST_NAMES_KEPT = 50_000
 _POSSESSIVE = re.compile(r"['’]s\b", re.I)
@@ -287,7 +289,12 @@ class CompanyDirectory:
         return nearest
 
     def describe(self) -> str:
-        return ", ".join(f"{e.display_name} ({e.symbol})" for e in self.entries)
+        """The companies held, in words for a reply: every one of a few; of thousands, a
+        few and that there are more (no count: a reply without facts holds no digits)."""
+        named = [f"{e.display_name} ({e.symbol})" for e in self.entries[:DESCRIBED_IN_FULL]]
+        if len(self.entries) <= DESCRIBED_IN_FULL:
+            return ", ".join(named)
+        return ", ".join(named) + " and many other companies, by name or ticker"
 
     @functools.cached_property
     def words(self) -> frozenset[str]:

@@ -126,3 +126,16 @@ def test_questions_about_held_companies_and_ordinary_sentences_are_routed_as_bef
 
 def test_advice_about_a_company_not_held_is_still_refused(filers: FilerDirectory) -> None:
     assert route("Should I buy Costco stock?", filers).intent == "out_of_scope"
+
+
+def test_a_reply_names_a_few_of_thousands_of_companies_held_and_no_count() -> None:
+    many = CompanyDirectory(
+        tuple(CompanyEntry(f"C{n:04d}", f"Company {n:04d}", ()) for n in range(5000))
+    )
+
+    described = many.describe()
+
+    assert described.startswith("Company 0000 (C0000), Company 0001 (C0001)")
+    assert described.endswith("and many other companies, by name or ticker")
+    assert "Company 0010" not in described
+    assert HELD.describe() == "Apple (AAPL), NVIDIA (NVDA)"
