@@ -54,7 +54,11 @@ async def build_handler(clients: StageClients) -> Handler:
     documents = await document_search(clients, settings)
     # Figures from memory, emptied on every change (services/tools/metric_values.py), the
     # ones it lacks read from the read replica when there is one and it has caught up.
-    metric_values = MetricValueCache(settings.database_url, replica=await replica_pool(clients))
+    metric_values = MetricValueCache(
+        settings.database_url,
+        max_groups=settings.tools_metric_cache_groups,
+        replica=await replica_pool(clients),
+    )
     clients.cleanup.push_async_callback(metric_values.aclose)
 
     async def handle(envelope: Envelope[RouteDecided]) -> Forward:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from services.tools.metric_values import MAX_GROUPS
 from shared.embeddings import EmbeddingSettings
 from shared.settings import StageSettings, metrics_port_setting
 
@@ -19,3 +20,7 @@ class ToolsSettings(StageSettings, EmbeddingSettings):
     # How long a query's embedding waits for the ingest stage before the search is retried
     # later (a transient failure the bus retries within the question's deadline).
     tools_embedding_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
+    # The most (company, metric, period type) groups of figures the stage keeps in memory,
+    # the least recently used dropped first (services/tools/metric_values.py): memory stays
+    # flat however many companies are held. A group is one company's one metric, a few KB.
+    tools_metric_cache_groups: int = Field(default=MAX_GROUPS, ge=1, le=10_000_000)
