@@ -125,9 +125,14 @@ Attempt = Callable[[str], Awaitable[str | None]]
 
 
 async def drive(
-    attempt: Attempt, concurrency: int, count: int, limit_seconds: float
+    attempt: Attempt,
+    concurrency: int,
+    count: int,
+    limit_seconds: float,
+    questions: tuple[str, ...] = QUESTIONS,
 ) -> tuple[list[float], list[str], float]:
-    """Run `count` questions over `concurrency` tasks; latencies (ms), failures, wall seconds."""
+    """Run `count` of `questions` in turn over `concurrency` tasks; latencies (ms), failures,
+    wall seconds."""
     latencies: list[float] = []
     failures: list[str] = []
     next_index = 0
@@ -137,7 +142,7 @@ async def drive(
         while next_index < count:
             index = next_index
             next_index += 1
-            question = QUESTIONS[index % len(QUESTIONS)]
+            question = questions[index % len(questions)]
             started = time.perf_counter()
             try:
                 problem = await attempt(question)
@@ -233,14 +238,15 @@ async def run_level(
     warmup: int,
     meter: CpuMeter,
     measuring: Callable[[], None] | None = None,
+    questions: tuple[str, ...] = QUESTIONS,
 ) -> LevelResult:
     timeout = 120.0 + count * 0.25
     if warmup:
-        await drive(attempt, concurrency, warmup, timeout)
+        await drive(attempt, concurrency, warmup, timeout, questions[::-1])
     meter.start()
     if measuring is not None:
         measuring()
-    latencies, failures, seconds = await drive(attempt, concurrency, count, timeout)
+    latencies, failures, seconds = await drive(attempt, concurrency, count, timeout, questions)
     cpu, other_cores, stolen_cores = meter.stop(count)
     ordered = sorted(latencies)
     return LevelResult(
@@ -503,6 +509,7 @@ async def bench_pipeline(
     client_mode: str,
     queues: QueueDepths | None = None,
     owner_dsn: str | None = None,
+    questions: tuple[str, ...] = QUESTIONS,
 ) -> list[LevelResult]:
     """Each level in turn; a one-client level's questions are also split into parts
     (bench/time_breakdown.py) from what the pipeline recorded in `owner_dsn`'s database."""
@@ -519,7 +526,7 @@ async def bench_pipeline(
         async with contextlib.AsyncExitStack() as stack:
             attempt = await http_clients(stack, url, concurrency, client_mode, asked)
             result = await run_level(
-                "pipeline", attempt, concurrency, count, warmup, meter, measuring
+                "pipeline", attempt, concurrency, count, warmup, meter, measuring, questions
             )
             if queues is not None:
                 result.queue_depth = await queues.stop()
