@@ -163,6 +163,22 @@ def _rebased(name: ast.expr, unit: str, factor: Fraction) -> ast.expr:
     return ast.BinOp(name, op, _number(factor if factor > 1 else 1 / factor))
 
 
+# (metric, lookup outcomes) → its provenance text: a few thousand shapes however many
+# companies are derived, and ast.unparse per value was most of deriving a company's metrics.
+_PROVENANCE: dict[tuple[str, tuple[tuple[str, int, Fraction | None], ...]], str] = {}
+
+
+@cache
+def _term(name: str, years_back: int) -> str:
+    """An input as the provenance writes it ("revenue", "revenue[-1]"). Cached: unparsing it
+    for every lookup was half of deriving a company's metrics."""
+    if not years_back:
+        return name
+    return ast.unparse(
+        ast.Subscript(ast.Name(name), ast.UnaryOp(ast.USub(), ast.Constant(years_back)))
+    )
+
+
 # --- evaluation -----------------------------------------------------------------------
 
 
@@ -195,6 +211,10 @@ class _Evaluation:
         self.used: list[MetricValueRecord] = []  # every input, earlier years included
         # term as the provenance writes it → the stored value read for it
         self.inputs: dict[str, float] = {}
+        # Each lookup's outcome in order: (name, years back, split factor or None when
+        # missing). With the metric it fixes the shape of the result's formula, so the
+        # provenance text is written once per shape (_PROVENANCE) rather than per value.
+        self.lookups: list[tuple[str, int, Fraction | None]] = []
         # Share-based figures go to the price's basis when a price is read, else the latest.
         target = deriver.price_basis.get(self.symbol) if PERIOD_END_PRICE in metric.inputs else None
         self.target = target or date.max
@@ -223,9 +243,16 @@ class _Evaluation:
             accession=None,
             xbrl_tag=None,
             filed=max(filed) if filed else None,
-            provenance=f"derived:{ast.unparse(result.node)}",
+            provenance=self._provenance(result.node),
             inputs=tuple(self.inputs.items()),
         )
+
+    def _provenance(self, node: ast.expr) -> str:
+        shape = (self.metric.id, tuple(self.lookups))
+        text = _PROVENANCE.get(shape)
+        if text is None:
+            text = _PROVENANCE[shape] = f"derived:{ast.unparse(node)}"
+        return text
 
     def _lookup(self, name: str, years_back: int) -> _Result | None:
         metric = METRICS_BY_ID[name]
@@ -236,15 +263,17 @@ class _Evaluation:
         key = (self.symbol, name, period_type, self.fiscal_year - years_back, self.fiscal_quarter)
         record = self.deriver.values.get(key)
         if record is None:
+            self.lookups.append((name, years_back, None))
             return None
         node: ast.expr = ast.Name(name)
         if years_back:
             node = ast.Subscript(node, ast.UnaryOp(ast.USub(), ast.Constant(years_back)))
         value = record.value
-        term = ast.unparse(node)
+        term = _term(name, years_back)
         if metric.unit in SHARE_UNITS | PER_SHARE_UNITS:
             basis = self.deriver.basis.get(key)
             if basis is None:
+                self.lookups.append((name, years_back, None))
                 return None
             splits = self.deriver.splits.get(self.symbol, ())
             factor = _split_multiple(splits, self.target) / _split_multiple(splits, basis)
@@ -253,6 +282,9 @@ class _Evaluation:
             else:
                 value = value * factor.denominator / factor.numerator
             node = _rebased(node, metric.unit, factor)
+        else:
+            factor = Fraction(1)
+        self.lookups.append((name, years_back, factor))
         if not years_back:
             self.current.append(record)
         self.used.append(record)
