@@ -14,6 +14,7 @@ import pytest
 from services.ingest.dataset import DEFAULT_DATASET_DIR, load_dataset, read_dataset
 from services.tools.financial_metrics import FINANCIAL_METRICS_SQL
 from services.tools.metric_values import MetricValueCache
+from services.tools.settings import ToolsSettings
 from tests.helpers import wait_until
 
 # (symbols, metrics, period, fiscal years, fiscal quarters, last)
@@ -144,5 +145,30 @@ async def test_the_least_recently_used_groups_go_first_past_the_limit(
         await cache.rows(figures, ["AAPL"], ["net_income"], "annual", None, None, 1)
         assert cache.loads == loads + 1  # the oldest: dropped
         assert cache.held_groups == 2
+    finally:
+        await cache.aclose()
+
+
+async def test_more_companies_than_the_bound_holds_are_answered_as_the_query_does(
+    database: str, figures: asyncpg.Connection
+) -> None:
+    """FINQ_TOOLS_METRIC_CACHE_GROUPS of 3 and every company asked in turn, twice: each answer
+    is the database's, whether its group was still in memory or had been dropped."""
+    symbols = [r["symbol"] for r in await figures.fetch("SELECT symbol FROM companies")]
+    assert len(symbols) > 3
+    cache = MetricValueCache(
+        database, max_groups=ToolsSettings(tools_metric_cache_groups=3).tools_metric_cache_groups
+    )
+    try:
+        for _ in range(2):
+            for symbol in symbols:
+                for case in (
+                    ([symbol], ["revenue"], "annual", None, None, 3),
+                    ([symbol], ["net_income", "total_assets"], "quarterly", None, None, 2),
+                ):
+                    expected = comparable(await figures.fetch(FINANCIAL_METRICS_SQL, *case))
+                    assert comparable(await cache.rows(figures, *case)) == expected, case
+                    assert cache.held_groups <= 3
+        assert cache.loads > len(symbols) * 3  # groups were dropped and read again
     finally:
         await cache.aclose()
