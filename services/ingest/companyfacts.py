@@ -247,10 +247,10 @@ def _parse_date(raw: Any) -> date | None:
         return None
 
 
-def _report_facts(
+def _parse_report_facts(
     tag: str, raw_facts: Any, forms: tuple[str, ...] = REPORT_FORMS
 ) -> Iterator[_Fact]:
-    """The facts of one tag and unit that come from the given forms (by prefix)."""
+    """The facts of one tag and unit that come from the given forms (by prefix), parsed."""
     for raw in raw_facts if isinstance(raw_facts, list) else ():
         form = raw.get("form")
         if not isinstance(form, str) or not form.startswith(forms):
@@ -275,6 +275,45 @@ def _report_facts(
             form=form,
             filed=filed,
         )
+
+
+class _ParsedFacts(list[Any]):
+    """One tag and unit's raw facts, with their 10-K and 10-Q facts parsed once: a document
+    is read many times over (its calendars, then each catalog metric's series), and parsing
+    every fact each time was most of parsing a companyfacts file."""
+
+    def __init__(self, tag: str, raw_facts: list[Any]) -> None:
+        super().__init__(raw_facts)
+        self.report_facts = tuple(_parse_report_facts(tag, raw_facts, REPORT_FORMS))
+
+
+def _with_parsed_facts(gaap: Mapping[str, Any]) -> dict[str, Any]:
+    """`gaap` with each unit's facts a _ParsedFacts (same rows, parsed once)."""
+    parsed: dict[str, Any] = {}
+    for tag, body in gaap.items():
+        units = body.get("units") if isinstance(body, Mapping) else None
+        if not isinstance(units, Mapping):
+            parsed[tag] = body
+            continue
+        parsed[tag] = {
+            **body,
+            "units": {
+                unit: _ParsedFacts(tag, raw) if isinstance(raw, list) else raw
+                for unit, raw in units.items()
+            },
+        }
+    return parsed
+
+
+def _report_facts(
+    tag: str, raw_facts: Any, forms: tuple[str, ...] = REPORT_FORMS
+) -> Iterator[_Fact]:
+    """The facts of one tag and unit that come from the given forms (by prefix)."""
+    # Every form the callers ask for is one of REPORT_FORMS's, so the facts parsed for
+    # those hold them all.
+    if isinstance(raw_facts, _ParsedFacts) and all(f.startswith(REPORT_FORMS) for f in forms):
+        return (fact for fact in raw_facts.report_facts if fact.form.startswith(forms))
+    return _parse_report_facts(tag, raw_facts, forms)
 
 
 def _annual_report_facts(tag: str, raw_facts: Any) -> Iterator[_Fact]:
@@ -1000,7 +1039,7 @@ def _record(symbol: str, metric: Metric, period: _Period, value: _Value) -> Metr
 def parse_companyfacts(doc: Mapping[str, Any], symbol: str) -> list[MetricValueRecord]:
     """The annual, quarterly and TTM values of every catalog metric in a companyfacts
     document, sorted by (symbol, metric, period type, fiscal year, fiscal quarter)."""
-    gaap = _us_gaap(doc)
+    gaap = _with_parsed_facts(_us_gaap(doc))
     year_ends = fiscal_calendar(gaap)
     calendar = _Calendar(year_ends, quarter_calendar(gaap, fiscal_years(gaap, year_ends)))
     records: list[MetricValueRecord] = []
