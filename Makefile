@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install bytecode browser run test lint format bench bench-resolver bench-documents bench-search-scale bench-capacity bench-router dataset clean
+.PHONY: install bytecode browser run test lint format bench bench-resolver bench-documents bench-scale bench-search-scale bench-capacity bench-router dataset clean
 
 $(INSTALLED): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,13 @@ bench: install
 # 50,000 chunks.
 bench-documents: install
 	$(BIN)/python bench/documents.py
+
+# Figures at 7, 500 and 5,000 companies (synthetic, from the real four's companyfacts in
+# ../shared/data): ingest, database size, question p50/p99 at 1 and 64 clients, the tools
+# stage's memory under its cache bound; writes its section of bench/RESULTS.md. About 30
+# minutes on two cores, held under /tmp/finq-heavy.lock.
+bench-scale: install
+	flock /tmp/finq-heavy.lock $(BIN)/python bench/scale.py --sizes 7,500,5000 --clients 1,64
 
 # Document search at a million synthetic chunks (500 companies, five years): HNSW build,
 # p50/p99 by filter kind, recall@10; writes its section of bench/RESULTS.md. Held under
