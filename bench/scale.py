@@ -66,6 +66,8 @@ from services.control.commands.gateway_readiness import wait_until_ready  # noqa
 from services.control.servers import NatsServer, PostgresServer, free_port  # noqa: E402
 from services.control.supervisor import Supervisor  # noqa: E402
 from services.ingest.dataset import ingest_companyfacts_files  # noqa: E402
+from services.router.fiscal_calendar import FISCAL_CALENDAR_SQL  # noqa: E402
+from services.router.main import DIRECTORY_SQL  # noqa: E402
 
 OUT_DIR = REPO_ROOT / "bench" / "out"
 BEGIN_MARK = "<!-- scale:figures:begin -->"
@@ -265,6 +267,20 @@ def add_companies(
     }
 
 
+async def router_start_queries_ms(conn: asyncpg.Connection) -> dict[str, float]:
+    """How long the two queries the router runs at start, and again after any change to
+    the companies held, take on this database (services/router/main.py load_directory)."""
+    timings: dict[str, float] = {}
+    for name, sql in (
+        ("DIRECTORY_SQL", DIRECTORY_SQL),
+        ("FISCAL_CALENDAR_SQL", FISCAL_CALENDAR_SQL),
+    ):
+        started = time.perf_counter()
+        await conn.fetch(sql)
+        timings[name] = round((time.perf_counter() - started) * 1000.0, 1)
+    return timings
+
+
 async def database_sizes(dsn: str) -> dict[str, Any]:
     conn = await asyncpg.connect(dsn)
     try:
@@ -283,6 +299,7 @@ async def database_sizes(dsn: str) -> dict[str, Any]:
             "database_mb": round(
                 await conn.fetchval("SELECT pg_database_size(current_database())") / 2**20, 1
             ),
+            "router_start_queries_ms": await router_start_queries_ms(conn),
             "largest_tables_mb": {
                 row["relname"]: round(row["bytes"] / 2**20, 1) for row in largest
             },
@@ -472,7 +489,7 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "| companies | metric values | database MB (metric_values) | ingest s (companies/s) "
         "| clients | p50 ms | p99 ms | q/s | failures | tools MiB | router MiB "
-        "| router start CPU s | router CPU ms/q |",
+        "| router start: CPU s, queries ms | router CPU ms/q |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size in report["sizes"]:
@@ -489,7 +506,8 @@ def markdown(report: dict[str, Any]) -> str:
                 f"({database['largest_tables_mb'].get('metric_values', 0):,}) | "
                 f"{ingest_text} | {level['clients']} | {level['p50_ms']} | {level['p99_ms']} | "
                 f"{level['qps']} | {level['failures']} | {memory.get('tools-0', '')} | "
-                f"{memory.get('router-0', '')} | {size['router_start_cpu_seconds']} | "
+                f"{memory.get('router-0', '')} | {size['router_start_cpu_seconds']}, "
+                f"{sum(database['router_start_queries_ms'].values()):,.0f} | "
                 f"{level['cpu_ms_per_question'].get('router-0', '')} |"
             )
     bars = report["verdicts"]
@@ -503,6 +521,23 @@ def markdown(report: dict[str, Any]) -> str:
         f"{bars['tools_allowed_mib']} MiB its bound allows "
         f"({'met' if bars['tools_memory_met'] else 'missed'}); ingest unattended with "
         f"progress ({'met' if bars['ingest_unattended'] else 'not run'}).",
+    ]
+    queries = "; ".join(
+        f"{size['database']['companies']:,}: "
+        + ", ".join(
+            f"{name} {ms:,} ms" for name, ms in size["database"]["router_start_queries_ms"].items()
+        )
+        for size in report["sizes"]
+    )
+    lines += [
+        "",
+        "The router reads every company held at start and again before the next question "
+        f"after any change to them (services/router/main.py load_directory): {queries}; "
+        "ready s (all five stages): "
+        + ", ".join(
+            f"{s['database']['companies']:,}: {s['ready_seconds']}" for s in report["sizes"]
+        )
+        + ".",
     ]
     return "\n".join(lines)
 
