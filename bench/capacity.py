@@ -119,7 +119,9 @@ def plan(
     chunks_gb = sizes["chunks_with_indexes_mb"] * chunks_scale / 1024
     figures_gb = None
     if figures is not None:
-        figures_gb = figures["database_mb"] / 1024 * args.companies / figures["companies"]
+        # The largest size measured, scaled by companies (the figures grow with them).
+        largest = max(figures["sizes"], key=lambda size: size["database"]["companies"])["database"]
+        figures_gb = largest["database_mb"] / 1024 * args.companies / largest["companies"]
     return {
         "workload": {
             "qps": args.qps,
