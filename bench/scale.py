@@ -1,7 +1,7 @@
 """Figures at scale: finq holding 7, 500 or 5,000 companies.
 
     .venv/bin/python bench/scale.py [--sizes 7,500,5000] [--clients 1,64] [--questions 1000]
-                                    [--cache-groups 1024] [--history-years 6]
+                                    [--cache-groups 1024] [--history-years 3]
                                     [--data-dir ../shared/data]
 
 It starts its own PostgreSQL and NATS under a temporary folder, loads the bundled dataset
@@ -555,7 +555,7 @@ def main() -> None:
         help="FINQ_TOOLS_METRIC_CACHE_GROUPS; below the groups a level asks, so it churns",
     )
     parser.add_argument(
-        "--history-years", type=int, default=6, help="years of filings a synthetic company keeps"
+        "--history-years", type=int, default=3, help="years of filings a synthetic company keeps"
     )
     parser.add_argument("--data-dir", default=str(REPO_ROOT.parent / "shared" / "data"))
     parser.add_argument("--keep", action="store_true", help="keep the run's folder")
