@@ -485,12 +485,14 @@ def markdown(report: dict[str, Any]) -> str:
         f"{report['history_years']} years of filings; the tools stage is bounded to "
         f"{report['cache_groups']:,} groups of figures (FINQ_TOOLS_METRIC_CACHE_GROUPS) and "
         f"each level asks {report['questions']} questions over up to that many companies; "
-        f"raw JSON `{report['json']}`.",
+        f"raw JSON `{report['json']}`. Other cores busy: CPU used outside the services, "
+        "PostgreSQL and NATS while the level ran (the clients, and anything else on the "
+        "machine), in cores.",
         "",
         "| companies | metric values | database MB (metric_values) | ingest s (companies/s) "
         "| clients | p50 ms | p99 ms | q/s | failures | tools MiB | router MiB "
-        "| router start: CPU s, queries ms | router CPU ms/q |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| router start: CPU s, queries ms | router CPU ms/q | other cores busy |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size in report["sizes"]:
         ingest = size.get("ingest")
@@ -508,7 +510,8 @@ def markdown(report: dict[str, Any]) -> str:
                 f"{level['qps']} | {level['failures']} | {memory.get('tools-0', '')} | "
                 f"{memory.get('router-0', '')} | {size['router_start_cpu_seconds']}, "
                 f"{sum(database['router_start_queries_ms'].values()):,.0f} | "
-                f"{level['cpu_ms_per_question'].get('router-0', '')} |"
+                f"{level['cpu_ms_per_question'].get('router-0', '')} | "
+                f"{level.get('other_cores', '')} |"
             )
     bars = report["verdicts"]
     first, last = report["sizes"][0], report["sizes"][-1]
@@ -560,7 +563,16 @@ def main() -> None:
     parser.add_argument("--data-dir", default=str(REPO_ROOT.parent / "shared" / "data"))
     parser.add_argument("--keep", action="store_true", help="keep the run's folder")
     parser.add_argument("--no-results-md", action="store_true")
+    parser.add_argument(
+        "--from-json", default=None, metavar="PATH", help="write RESULTS.md from a run's JSON"
+    )
     args = parser.parse_args()
+    if args.from_json:
+        replace_block(
+            BEGIN_MARK, END_MARK, markdown(json.loads(Path(args.from_json).read_text())), HEADING
+        )
+        print("wrote its block of bench/RESULTS.md")
+        return
     sizes = sorted(int(s) for s in args.sizes.split(","))
     clients = [int(c) for c in args.clients.split(",")]
     base_dir = Path(args.data_dir) / "sec" / "companyfacts"
