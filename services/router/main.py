@@ -11,14 +11,16 @@ figure questions) is routed as ever."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import asyncpg
 import structlog
 
-from services.router.directory_watch import DirectoryWatch
+from services.router.directory_watch import DirectoryWatch, Stale
 from services.router.filer_directory import FilerDirectory, english_words
 from services.router.fiscal_calendar import load_fiscal_calendars
 from services.router.intent_classifier import ARTIFACTS_DIR as CLASSIFIER_ARTIFACTS
@@ -116,16 +118,65 @@ async def load_filers(pool: asyncpg.Pool) -> FilerDirectory | None:
     return directory
 
 
-async def refresh_directories(router: Router, pool: asyncpg.Pool, watch: DirectoryWatch) -> None:
-    """Read again what changed since the last question: the companies held (and the
-    metric finder, which knows their names' words), SEC's directory."""
-    stale = await watch.take()
-    if stale.filers:
-        router.filers = await load_filers(pool)
-    if stale:
-        router.directory = await load_directory(pool, router.filers)
-        router.finder = metric_finder(router.directory, router.finder.resolver)
-        log.info("companies read again", companies=len(router.directory.entries))
+@dataclass
+class DirectoryRefresh:
+    """Reads the directories again after a change is heard, before the next question.
+
+    At 5,000 companies the reading takes seconds (the start queries scan the figures), and
+    an ingest beside the services changes them statement after statement. So a reading runs
+    as a task of its own, one at a time, and starts no sooner than `min_interval_seconds`
+    or three times the last reading's length after the last one started (so they take at
+    most a quarter of the time); a question waits for it up to `wait_seconds` (a few
+    companies: it is done, and the question sees the company just loaded), else is routed
+    on the directories as they were."""
+
+    router: Router
+    pool: asyncpg.Pool
+    watch: DirectoryWatch
+    min_interval_seconds: float = 2.0
+    wait_seconds: float = 1.0
+    _task: asyncio.Task[None] | None = None
+    _started: float = float("-inf")
+    _last_seconds: float = 0.0
+
+    async def before_question(self) -> None:
+        if self._task is None or self._task.done():
+            pause = max(self.min_interval_seconds, 3 * self._last_seconds)
+            if time.monotonic() - self._started < pause:
+                return
+            stale = await self.watch.take()
+            if not stale:
+                return
+            self._started = time.monotonic()
+            self._task = asyncio.create_task(self._read_again(stale))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._task), self.wait_seconds)
+
+    async def _read_again(self, stale: Stale) -> None:
+        """The companies held (and the metric finder, which knows their names' words) and
+        SEC's directory, as they are now; a failed reading keeps the last."""
+        router = self.router
+        try:
+            filers = await load_filers(self.pool) if stale.filers else router.filers
+            directory = await load_directory(self.pool, filers)
+        except (OSError, asyncpg.PostgresError, TimeoutError) as error:
+            log.warning("could not read the companies again", error=repr(error))
+            return
+        router.filers = filers
+        router.directory = directory
+        router.finder = metric_finder(directory, router.finder.resolver)
+        self._last_seconds = time.monotonic() - self._started
+        log.info(
+            "companies read again",
+            companies=len(directory.entries),
+            seconds=round(self._last_seconds, 3),
+        )
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
 
 
 @dataclass(frozen=True)
@@ -278,9 +329,12 @@ async def build_handler(clients: StageClients) -> Handler:
         ),
     )
 
+    refresh = DirectoryRefresh(router, pool, watch)
+    clients.cleanup.push_async_callback(refresh.aclose)
+
     async def handle(envelope: Envelope[QuestionAsked]) -> Forward:
         budget = ModelCallBudget.of(envelope, settings.max_model_calls_per_request)
-        await refresh_directories(router, pool, watch)
+        await refresh.before_question()
         route = await router.route(envelope.payload, budget)
         await keep_alias_log(pool, router.finder, envelope, route)
         routed = envelope.carry(route)
