@@ -51,7 +51,6 @@ import json
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -71,6 +70,8 @@ import numpy.typing as npt  # noqa: E402
 import psutil  # noqa: E402
 
 from bench.percentiles import percentile  # noqa: E402
+from bench.pipeline import git_commit  # noqa: E402
+from bench.results_file import replace_block  # noqa: E402
 from services.control.commands.database_setup import prepare_database  # noqa: E402
 from services.control.servers import PostgresServer, free_port  # noqa: E402
 from services.ingest.document_store import (  # noqa: E402
@@ -793,20 +794,8 @@ memory and size, and the database's size. The benchmark writes the block below i
 
 def write_results(table: str) -> None:
     """Replace what stands between the section's markers (adding the section at the end
-    the first time), reading the file just before writing so other blocks stay as they are."""
-    text = RESULTS_MD.read_text() if RESULTS_MD.exists() else "# Benchmark results\n"
-    if BEGIN_MARK not in text:
-        text = text.rstrip("\n") + "\n\n" + SECTION_INTRO
-    head, rest = text.split(BEGIN_MARK, 1)
-    _, tail = rest.split(END_MARK, 1)
-    RESULTS_MD.write_text(f"{head}{BEGIN_MARK}\n{table}\n{END_MARK}{tail}")
-
-
-def git_commit() -> str:
-    done = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True
-    )
-    return done.stdout.strip() or "unknown"
+    the first time); other blocks of the file stay as they are."""
+    replace_block(BEGIN_MARK, END_MARK, table, SECTION_INTRO.split(BEGIN_MARK)[0], RESULTS_MD)
 
 
 async def loaded_chunks(dsn: str) -> int:
