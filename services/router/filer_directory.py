@@ -418,8 +418,12 @@ _NAME_JOINERS = frozenset({"and", "of", "the", "de", "for", "on"})
 
 # SEC's "/DE/", "/NV", "\\DE" after a name
 _STATE_MARK = re.compile(r"[/\\][a-z]{2,3}[/\\]?")
+_TRAILING_STATE_MARK = re.compile(r"\s*" + _STATE_MARK.pattern + r"\s*$", re.I)
 _TOKEN = re.compile(r"\$?[A-Za-z0-9]+(?:['’.\-&][A-Za-z0-9]+)*")
-_NAME_PART = re.compile(r"[A-Za-z0-9]+")
+# The words a company's name is matched on, in the name and in the question alike (here and
+# in the held directory, services/router/rules.py): "Coca-Cola" and "coca cola" are both
+# ("coca", "cola").
+NAME_PART = re.compile(r"[A-Za-z0-9]+")
 _INITIAL_END = re.compile(r"(?:^|[\s.])[A-Z]\.$")
 
 How = Literal["name", "former_name", "ticker", "first_words"]
@@ -480,7 +484,7 @@ def surname_first_orders(key: tuple[str, ...]) -> list[tuple[str, ...]]:
 def display_name(name: str) -> str:
     """SEC's title without its state or form marks: "COSTCO WHOLESALE CORP /NEW" is
     "COSTCO WHOLESALE CORP"."""
-    return re.sub(r"\s*[/\\][A-Za-z]{2,3}[/\\]?\s*$", "", name).strip() or name
+    return _TRAILING_STATE_MARK.sub("", name).strip() or name
 
 
 def name_words(text: str) -> tuple[str, ...]:
@@ -545,7 +549,7 @@ def _tokens(question: str) -> list[_Token]:
         dollar = text.startswith("$")
         raw = re.sub(r"['’][sS]$", "", text.lstrip("$"))
         possessive = raw != text.lstrip("$")
-        parts = tuple(p.lower() for p in _NAME_PART.findall(re.sub(r"['’]", "", raw)))
+        parts = tuple(p.lower() for p in NAME_PART.findall(re.sub(r"['’]", "", raw)))
         kept_s = name_words(text.lstrip("$")) or parts
         before = text_of[: match.start()].rstrip(" \t\"'“‘(")
         # An initial's full stop ("T. Rowe Price", "J.B. Hunt") ends no sentence.

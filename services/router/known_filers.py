@@ -9,7 +9,7 @@ into a refusal."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from services.router.filer_directory import FilerDirectory, FilerMention, display_name
 from services.router.rules import METRIC_INTENTS, CompanyDirectory
@@ -24,23 +24,16 @@ ASKS_OF_A_COMPANY: frozenset[str] = frozenset(
 )
 
 
-def held_tickers(directory: CompanyDirectory) -> frozenset[str]:
-    return frozenset(
-        ticker.upper() for entry in directory.entries for ticker in (entry.symbol, *entry.tickers)
-    )
-
-
 def filers_not_held(
-    question: str, filers: FilerDirectory, held: Iterable[str]
+    question: str, filers: FilerDirectory, held: CompanyDirectory
 ) -> list[FilerMention]:
     """The filers the question names that finq holds no data for. A mention that could be a
     held company (one of several alike) is left to the held directory."""
-    held_set = frozenset(held)
     return [
         mention
         for mention in filers.mentions(question)
         if not any(
-            ticker.upper() in held_set
+            held.holds_ticker(ticker)
             for cik in mention.ciks
             for ticker in filers.filers[cik].tickers
         )
@@ -106,7 +99,7 @@ def answer_not_held(
     of its own (not even by the conversation's inheritance) and asks something of one."""
     if filers is None or own_symbols or route.intent not in ASKS_OF_A_COMPANY:
         return None
-    mentions = filers_not_held(question, filers, held_tickers(directory))
+    mentions = filers_not_held(question, filers, directory)
     if not mentions:
         return None
     understood: Understood = route.understood.model_copy(

@@ -23,6 +23,7 @@ from services.router.coverage import (
     locate,
     unread_matters,
 )
+from services.router.filer_directory import NAME_PART
 from services.router.filing_reference import FilingNamed, filing_named
 from services.router.fiscal_calendar import FiscalCalendar
 from services.router.metric_finding import MetricFinder, MetricMatches, distributed
@@ -114,9 +115,6 @@ TICKER_STOP_WORDS = frozenset(
 _NOT_COMPANY_TYPOS = frozenset({"apply", "applet", "amazing", "metal", "meter", "teslas"})
 _DOLLAR_TICKER = re.compile(r"\$([A-Za-z][A-Za-z.]{0,9})\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z.]*[A-Za-z]|[A-Za-z]")
-# The words a company's name is matched on, in the name and in the question alike: "Coca-Cola"
-# and "coca cola" are both ("coca", "cola").
-_NAME_TOKEN = re.compile(r"[A-Za-z0-9]+")
 # A reply lists every company held up to this many; past it, a few and "many others".
 DESCRIBED_IN_FULL = 10
 # How many words' nearest company names a directory keeps (a few MB at most).
@@ -161,7 +159,7 @@ class CompanyDirectory:
         # companies); a dictionary costs the same at 7 and at 10,000.
         by_words: dict[tuple[str, ...], str] = {}
         for name, symbol in by_name.items():
-            words = tuple(word.lower() for word in _NAME_TOKEN.findall(name))
+            words = tuple(word.lower() for word in NAME_PART.findall(name))
             if words:
                 by_words.setdefault(words, symbol)
         object.__setattr__(self, "_by_words", by_words)
@@ -184,6 +182,10 @@ class CompanyDirectory:
     def calendar(self, symbols: Sequence[str]) -> FiscalCalendar | None:
         """The fiscal calendar of the first company named (periods are asked on it)."""
         return next((self.calendars[s] for s in symbols if s in self.calendars), None)
+
+    def holds_ticker(self, ticker: str) -> bool:
+        """Whether any share class of a held company trades under `ticker`."""
+        return ticker.upper() in self._tickers  # type: ignore[attr-defined]
 
     def get(self, symbol: str) -> CompanyEntry | None:
         return self._by_symbol.get(symbol)  # type: ignore[attr-defined]
@@ -228,7 +230,7 @@ class CompanyDirectory:
         each place, with a possessive's "'s"."""
         by_words: dict[tuple[str, ...], str] = self._by_words  # type: ignore[attr-defined]
         longest: int = self._longest_name  # type: ignore[attr-defined]
-        tokens = list(_NAME_TOKEN.finditer(text))
+        tokens = list(NAME_PART.finditer(text))
         found: list[tuple[int, int, str]] = []
         at = 0
         while at < len(tokens):
