@@ -6,10 +6,10 @@ The order of evidence:
 1. A company's name, the longest that fits at a place ("Apple Hospitality REIT" over
    "Apple"), current or former ("Apple Computer"); a name that is one ordinary English
    word ("Apple", "Target") only when written with a capital.
-2. A ticker written as one: `$NET`, "ticker NET", capitals that are no English word
-   (AAPL), lower case that is no English word (aapl); capitals that are an English word
-   (NET, COST) only beside a financial word ("NET revenue", "COST stock"). An ordinary
-   sentence never becomes a ticker.
+2. A ticker written as one: `$NET`, "ticker NET", lower case that English rarely uses
+   (aapl), capitals beside a financial word ("NET revenue", "AAPL stock"). Capitals alone
+   are abbreviations as often ("the IRS", "an RSI above 70"), so they need the financial
+   word, whether or not a dictionary holds them. An ordinary sentence never becomes a ticker.
 3. The first words of a name ("Berkshire" for Berkshire Hathaway), when they fit one
    company, or one far larger than the others that fit ("Meta" for Meta Platforms).
 
@@ -889,13 +889,14 @@ class FilerDirectory:
             return True
         if token.word in FINANCE_ABBREVIATIONS or token.capitalised:
             return False  # "FCF", "AI"; "Bros", "Taco": tickers are written AAPL or aapl
-        word = self._is_english(token.word)
         if token.raw.isupper() and not shouting:
-            # Capitals that are no word, or none used every day ("TV", "PM" are): a ticker.
-            if not word and not everyday(token.word):
-                return True
+            # Capitals are how tickers are written, and how abbreviations are: no dictionary
+            # tells "the IRS", "an RSI above 70", "WTI slipped", "HODL or sell", "QSR chains"
+            # from a ticker, and a list of them never ends. So capitals are a ticker only
+            # beside a financial word ("NET revenue", "CMS stock", "YETI shares"), or alone.
             near = tokens[max(0, at - 2) : at] + tokens[at + 1 : at + 3]
-            return any(t.word in FINANCIAL_WORDS for t in near)
+            return len(tokens) == 1 or any(t.word in FINANCIAL_WORDS for t in near)
+        word = self._is_english(token.word)
         # Lower case (or a question in capitals): what no English word could be, of three
         # letters or more (two are abbreviations as often: ip, hd, ev); or what English
         # rarely uses, whatever old dictionaries hold ("gild", "anet", "zs").

@@ -30,6 +30,7 @@ FIRST_A, FIRST_B = 11, 12
 TEAM, OIL_DRI, NATHANS, TORO_A, TORO_B, WESSON = 21, 22, 23, 24, 25, 26
 HUNT, ROWE, LAUDER, SYSCO, DOW, BP, GILEAD, UFP_I, UFP_T, GLADSTONE = range(31, 41)
 AO_SMITH, BANK_OF_AMERICA, CARTERS, CARTER_BANK, TEN, GROUP_1, SP_GLOBAL, TELEVISA = range(51, 59)
+CMS_ENERGY = 61
 
 SEC_ROWS = {
     "0": {"cik_str": APPLE, "ticker": "AAPL", "title": "Apple Inc."},
@@ -80,6 +81,8 @@ SEC_ROWS = {
     "4128": {"cik_str": 46, "ticker": "BDC", "title": "BELDEN INC."},
     "4129": {"cik_str": BANK_OF_AMERICA, "ticker": "BAC", "title": "BANK OF AMERICA CORP /DE/"},
     "4130": {"cik_str": SP_GLOBAL, "ticker": "SPGI", "title": "S&P Global Inc."},
+    "4131": {"cik_str": CMS_ENERGY, "ticker": "CMS", "title": "CMS ENERGY CORP"},
+    "4132": {"cik_str": 47, "ticker": "RSI", "title": "Rush Street Interactive, Inc."},
 }
 
 
@@ -115,6 +118,10 @@ def named(directory: FilerDirectory, question: str) -> list[tuple[int, ...]]:
         "Net margin versus operating margin: which matters more?",  # an everyday opener
         "Lego Group revenue growth",  # a company finq does not know, then "Group"
         "What's a typical BDC dividend yield?",  # finance shorthand
+        # Capitals no dictionary holds are abbreviations as often as tickers: the Medicare
+        # agency, not CMS Energy; an indicator, not Rush Street Interactive.
+        "What did CMS decide about Medicare payment rates?",
+        "Is an RSI above 70 always a sell signal?",
     ],
 )
 def test_an_ordinary_sentence_names_no_company(directory: FilerDirectory, question: str) -> None:
@@ -131,6 +138,8 @@ def test_an_ordinary_sentence_names_no_company(directory: FilerDirectory, questi
         ("ALL dividend history", ALLSTATE),
         ("aapl revenue 2023", APPLE),
         ("What was AAPL's gross margin?", APPLE),
+        ("CMS stock dividend yield", CMS_ENERGY),
+        ("AAPL", APPLE),
     ],
 )
 def test_a_ticker_written_as_a_ticker_names_its_company(
