@@ -413,6 +413,37 @@ QUESTION_OPENERS = frozenset(
     }
 )
 
+# Words before a noun, never before a name: what follows one is a word of the sentence.
+_DETERMINERS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "another",
+        "much",
+        "many",
+        "more",
+        "less",
+        "few",
+        "my",
+        "your",
+        "our",
+        "his",
+        "her",
+        "its",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "some",
+        "any",
+        "no",
+        "each",
+        "every",
+    }
+)
+
 # The small words inside a name, written in lower case ("Smith & Wesson", "Bank of America").
 _NAME_JOINERS = frozenset({"and", "of", "the", "de", "for", "on"})
 
@@ -896,6 +927,10 @@ class FilerDirectory:
             # beside a financial word ("NET revenue", "CMS stock", "YETI shares"), or alone.
             near = tokens[max(0, at - 2) : at] + tokens[at + 1 : at + 3]
             return len(tokens) == 1 or any(t.word in FINANCIAL_WORDS for t in near)
+        if at > 0 and tokens[at - 1].word in _DETERMINERS:
+            # A ticker is a name, and a name takes no article: "the exp date", "another stim
+            # check", "much prem", "a calc" are shorthand for words.
+            return False
         word = self._is_english(token.word)
         # Lower case (or a question in capitals): what no English word could be, of three
         # letters or more (two are abbreviations as often: ip, hd, ev); or what English
