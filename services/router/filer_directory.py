@@ -698,6 +698,12 @@ class FilerDirectory:
                     after_name=after_name,
                     index_follows=bool(after)
                     and (after[0].word.isdigit() or after[0].word in _INDEX_FOLLOWERS),
+                    name_goes_on=bool(after)
+                    and not shouting
+                    and not span[-1].possessive
+                    and after[0].capitalised
+                    and after[0].raw[1:].islower()  # a word, not "RevPAR" or "EyeQ"
+                    and not after[0].opens,
                 )
                 if mention is not None:
                     return mention, length
@@ -732,6 +738,7 @@ class FilerDirectory:
         in_unknown_name: bool = False,
         index_follows: bool = False,
         after_name: bool = False,
+        name_goes_on: bool = False,
     ) -> FilerMention | None:
         if legal:
             ciks = {*self._names.get(key, ()), *self._former.get(key, ())}
@@ -780,6 +787,11 @@ class FilerDirectory:
             if not self._written_as_a_name(span, shouting):
                 return None
             if (in_unknown_name and len(span) == 1) or after_name:
+                return None
+            if name_goes_on and all(self._is_english(word) for word in key):
+                # Ordinary words opening a longer name finq does not know: "State Farm",
+                # "Delta Dental" name no State Street or Delta Air Lines. ("Sony PlayStation"
+                # is Sony's: its name is no word.)
                 return None
             if len(span) == 1 and span[0].raw.isupper() and not named:
                 return None  # an acronym alone ("TV advertising") begins no name

@@ -30,7 +30,7 @@ FIRST_A, FIRST_B = 11, 12
 TEAM, OIL_DRI, NATHANS, TORO_A, TORO_B, WESSON = 21, 22, 23, 24, 25, 26
 HUNT, ROWE, LAUDER, SYSCO, DOW, BP, GILEAD, UFP_I, UFP_T, GLADSTONE = range(31, 41)
 AO_SMITH, BANK_OF_AMERICA, CARTERS, CARTER_BANK, TEN, GROUP_1, SP_GLOBAL, TELEVISA = range(51, 59)
-CMS_ENERGY, EAGLE_MATERIALS = 61, 62
+CMS_ENERGY, EAGLE_MATERIALS, DELTA = 61, 62, 63
 
 SEC_ROWS = {
     "0": {"cik_str": APPLE, "ticker": "AAPL", "title": "Apple Inc."},
@@ -41,6 +41,7 @@ SEC_ROWS = {
     "5": {"cik_str": HOSPITALITY, "ticker": "APLE", "title": "Apple Hospitality REIT, Inc."},
     "6": {"cik_str": FIRST_A, "ticker": "FSTA", "title": "First Northern Bancorp"},
     "7": {"cik_str": FIRST_B, "ticker": "FSTB", "title": "First Northern Holdings Inc"},
+    "7a": {"cik_str": DELTA, "ticker": "DAL", "title": "DELTA AIR LINES, INC."},
     # Far down SEC's list, as the smallest filers are.
     **{
         str(8 + n): {"cik_str": 100 + n, "ticker": f"ZZ{n}", "title": f"Filler {n} Corp"}
@@ -125,6 +126,8 @@ def named(directory: FilerDirectory, question: str) -> list[tuple[int, ...]]:
         "Is an RSI above 70 always a sell signal?",
         # A name takes no article: after one, shorthand is a word (the expiry date).
         "Is the exp date the last day I can trade the contract?",
+        # Ordinary words opening a longer name finq does not know.
+        "Delta Dental premium increases",
     ],
 )
 def test_an_ordinary_sentence_names_no_company(directory: FilerDirectory, question: str) -> None:
@@ -176,6 +179,7 @@ def test_first_words_name_the_one_far_larger_company_or_all_that_share_them(
     directory: FilerDirectory,
 ) -> None:
     assert named(directory, "Meta revenue in 2024") == [(META,)]
+    assert named(directory, "Delta fuel costs per seat mile") == [(DELTA,)]
     [mention] = directory.mentions("First Northern net income")
     assert mention.ambiguous and set(mention.ciks) == {FIRST_A, FIRST_B}
 
