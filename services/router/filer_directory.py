@@ -704,6 +704,7 @@ class FilerDirectory:
                     and after[0].capitalised
                     and after[0].raw[1:].islower()  # a word, not "RevPAR" or "EyeQ"
                     and not after[0].opens,
+                    legal_follows=bool(after) and after[0].word.rstrip(".") in _LEGAL_WORDS,
                 )
                 if mention is not None:
                     return mention, length
@@ -739,11 +740,12 @@ class FilerDirectory:
         index_follows: bool = False,
         after_name: bool = False,
         name_goes_on: bool = False,
+        legal_follows: bool = False,
     ) -> FilerMention | None:
         if legal:
             ciks = {*self._names.get(key, ()), *self._former.get(key, ())}
             return FilerMention(text, self._ranked(ciks), "name") if ciks else None
-        single_word = len(key) == 1 and self._is_english(key[0])
+        single_word = len(key) == 1 and self._ordinary(key[0])
         if len(span) == 1 and (
             len(span[0].raw) == 1 or (span[0].raw.islower() and len(key[0]) <= 2)
         ):
@@ -768,6 +770,10 @@ class FilerDirectory:
         if key in self._names or key in self._former:
             if single_word and not self._capitalised(span[0], shouting):
                 return None
+            if len(span) == 1 and span[0].raw.isupper() and not named and not self._well_known(key):
+                # A name that is one acronym is written as abbreviations are ("AGI for
+                # the Roth IRA"): as with tickers, it needs a figure of it beside it.
+                return None
             if (
                 len(key) > 1
                 and all(t.raw.islower() for t in span)
@@ -784,25 +790,38 @@ class FilerDirectory:
             # Part of a name, written as a name: each word capitalised. One ordinary word
             # names only a company far larger than the others it begins ("Meta", "Delta"),
             # never a list to choose from ("Good").
-            if not self._written_as_a_name(span, shouting):
+            # Or in lower case, two words or more of a company everyone knows by them
+            # ("interactive brokers"), as with whole names.
+            lower_case_known = (
+                len(span) > 1 and all(t.raw.islower() for t in span) and self._well_known(key)
+            )
+            if not (self._written_as_a_name(span, shouting) or lower_case_known):
                 return None
             if (in_unknown_name and len(span) == 1) or after_name:
                 return None
-            if name_goes_on and all(self._is_english(word) for word in key):
+            if name_goes_on and (all(self._ordinary(word) for word in key) or legal_follows):
                 # Ordinary words opening a longer name finq does not know: "State Farm",
-                # "Delta Dental" name no State Street or Delta Air Lines. ("Sony PlayStation"
-                # is Sony's: its name is no word.)
+                # "Delta Dental" name no State Street or Delta Air Lines ("Sony PlayStation"
+                # is Sony's: its name is no word); nor does any name before a legal word
+                # that names nobody ("Acme Corporation" is not Acme United).
                 return None
-            if len(span) == 1 and span[0].raw.isupper() and not named:
-                return None  # an acronym alone ("TV advertising") begins no name
+            if (
+                len(span) == 1
+                and span[0].raw.isupper()
+                and not named
+                and (everyday(key[0]) or not self._well_known(key))
+            ):
+                # An acronym alone ("TV advertising") begins no name but a well-known
+                # company's that it is no word of ("HSBC", "BHP").
+                return None
             if len(span) == 1 and span[0].opens and everyday(key[0]) and not self._well_known(key):
                 # An everyday word opening a sentence ("Net margin versus…", "Group
                 # results…") begins only a name everyone knows by it.
                 return None
             chosen = self._by_first_words(self._first_words[key])
-            if chosen is None:
+            if chosen is None or (lower_case_known and len(chosen) > 1):
                 return None
-            ordinary = all(self._is_english(word) for word in key)
+            ordinary = all(self._ordinary(word) for word in key)
             if (
                 ordinary
                 and len(span) == 1
@@ -897,6 +916,12 @@ class FilerDirectory:
     def _ranked(self, ciks: Iterable[int]) -> tuple[int, ...]:
         return tuple(sorted(ciks, key=lambda cik: self.filers[cik].rank))
 
+    def _ordinary(self, word: str) -> bool:
+        """A word ordinary sentences use: in the dictionary and not rare ("neogen" and
+        "gogo" are in GCIDE, and name only companies), or used every day whatever the
+        dictionary holds ("asia", "america")."""
+        return (self._is_english(word) and not rarely_used(word)) or everyday(word)
+
     def _is_english(self, word: str) -> bool:
         """An English word, inflected or not ("cars", "dividends", "priced")."""
         if not word.isalpha():
@@ -930,8 +955,9 @@ class FilerDirectory:
         token = tokens[at]
         if token.dollar or (at > 0 and tokens[at - 1].word in ("ticker", "symbol")):
             return True
-        if token.word in FINANCE_ABBREVIATIONS or token.capitalised:
-            return False  # "FCF", "AI"; "Bros", "Taco": tickers are written AAPL or aapl
+        if token.word in FINANCE_ABBREVIATIONS or not (token.raw.isupper() or token.raw.islower()):
+            # "FCF", "AI"; "Bros", "Taco", "mRNA", "eBay": tickers are written AAPL or aapl.
+            return False
         if token.raw.isupper() and not shouting:
             # Capitals are how tickers are written, and how abbreviations are: no dictionary
             # tells "the IRS", "an RSI above 70", "WTI slipped", "HODL or sell", "QSR chains"

@@ -30,7 +30,7 @@ FIRST_A, FIRST_B = 11, 12
 TEAM, OIL_DRI, NATHANS, TORO_A, TORO_B, WESSON = 21, 22, 23, 24, 25, 26
 HUNT, ROWE, LAUDER, SYSCO, DOW, BP, GILEAD, UFP_I, UFP_T, GLADSTONE = range(31, 41)
 AO_SMITH, BANK_OF_AMERICA, CARTERS, CARTER_BANK, TEN, GROUP_1, SP_GLOBAL, TELEVISA = range(51, 59)
-CMS_ENERGY, EAGLE_MATERIALS, DELTA = 61, 62, 63
+CMS_ENERGY, EAGLE_MATERIALS, DELTA, HSBC, BROKERS, NEOGEN, MARAVAI = range(61, 68)
 
 SEC_ROWS = {
     "0": {"cik_str": APPLE, "ticker": "AAPL", "title": "Apple Inc."},
@@ -42,6 +42,8 @@ SEC_ROWS = {
     "6": {"cik_str": FIRST_A, "ticker": "FSTA", "title": "First Northern Bancorp"},
     "7": {"cik_str": FIRST_B, "ticker": "FSTB", "title": "First Northern Holdings Inc"},
     "7a": {"cik_str": DELTA, "ticker": "DAL", "title": "DELTA AIR LINES, INC."},
+    "7b": {"cik_str": HSBC, "ticker": "HSBC", "title": "HSBC HOLDINGS PLC"},
+    "7c": {"cik_str": BROKERS, "ticker": "IBKR", "title": "Interactive Brokers Group, Inc."},
     # Far down SEC's list, as the smallest filers are.
     **{
         str(8 + n): {"cik_str": 100 + n, "ticker": f"ZZ{n}", "title": f"Filler {n} Corp"}
@@ -85,6 +87,11 @@ SEC_ROWS = {
     "4131": {"cik_str": CMS_ENERGY, "ticker": "CMS", "title": "CMS ENERGY CORP"},
     "4132": {"cik_str": 47, "ticker": "RSI", "title": "Rush Street Interactive, Inc."},
     "4133": {"cik_str": EAGLE_MATERIALS, "ticker": "EXP", "title": "EAGLE MATERIALS INC"},
+    "4134": {"cik_str": NEOGEN, "ticker": "NEOG", "title": "NEOGEN CORP"},
+    "4135": {"cik_str": 48, "ticker": "MRNA", "title": "Moderna, Inc."},
+    "4136": {"cik_str": MARAVAI, "ticker": "MRVI", "title": "Maravai LifeSciences Holdings, Inc."},
+    "4137": {"cik_str": 49, "ticker": "AGIX", "title": "AGI Inc"},
+    "4138": {"cik_str": 50, "ticker": "ACU", "title": "ACME UNITED CORP"},
 }
 
 
@@ -128,6 +135,10 @@ def named(directory: FilerDirectory, question: str) -> list[tuple[int, ...]]:
         "Is the exp date the last day I can trade the contract?",
         # Ordinary words opening a longer name finq does not know.
         "Delta Dental premium increases",
+        # A legal word after a name no filer has: "Acme" is not then Acme United.
+        "Acme Corporation anvil sales",
+        # A name that is one acronym is written as abbreviations are.
+        "What counts toward AGI for the Roth IRA income limit?",
     ],
 )
 def test_an_ordinary_sentence_names_no_company(directory: FilerDirectory, question: str) -> None:
@@ -180,6 +191,19 @@ def test_first_words_name_the_one_far_larger_company_or_all_that_share_them(
 ) -> None:
     assert named(directory, "Meta revenue in 2024") == [(META,)]
     assert named(directory, "Delta fuel costs per seat mile") == [(DELTA,)]
+    # An acronym alone begins a well-known company's name; so do its words in lower case.
+    assert named(directory, "How much did HSBC earn in Asia?") == [(HSBC,)]
+    assert named(directory, "interactive brokers daily average trades") == [(BROKERS,)]
+
+
+def test_a_word_old_dictionaries_hold_but_english_rarely_uses_is_a_name(
+    directory: FilerDirectory,
+) -> None:
+    assert named(directory, "Neogen food safety revenue growth") == [(NEOGEN,)]
+
+
+def test_a_word_in_mixed_case_is_a_term_not_a_ticker(directory: FilerDirectory) -> None:
+    assert named(directory, "Maravai LifeSciences mRNA reagent sales") == [(MARAVAI,)]
     [mention] = directory.mentions("First Northern net income")
     assert mention.ambiguous and set(mention.ciks) == {FIRST_A, FIRST_B}
 
