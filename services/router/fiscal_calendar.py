@@ -246,17 +246,15 @@ class FiscalCalendar:
 
 
 # Every company's periods in one query: the nominal year end beside the distinct periods
-# held (the same period appears once per figure, so DISTINCT keeps it to a few hundred rows).
+# held, which migration 024 keeps in metric_periods (a few hundred rows a company, where
+# metric_values holds one per figure).
 FISCAL_CALENDAR_SQL = """
 SELECT c.symbol, c.fiscal_year_end,
-       p.fiscal_year, p.fiscal_quarter, p.period_type, p.period_start, p.period_end
+       p.fiscal_year, NULLIF(p.fiscal_quarter, 0) AS fiscal_quarter, p.period_type,
+       p.period_start, p.period_end
 FROM companies c
-LEFT JOIN (
-    SELECT DISTINCT symbol, fiscal_year, NULLIF(fiscal_quarter, 0) AS fiscal_quarter,
-           period_type, period_start, period_end
-    FROM metric_values
-    WHERE period_type IN ('annual', 'quarterly')
-) p ON p.symbol = c.symbol
+LEFT JOIN metric_periods p
+       ON p.symbol = c.symbol AND p.period_type IN ('annual', 'quarterly')
 ORDER BY c.symbol
 """
 

@@ -60,11 +60,12 @@ from shared.sec_filers import read_sec_filers
 log = structlog.get_logger()
 
 
-# The latest data held per company, so "last year" and "last month" mean the latest held.
+# The latest data held per company, so "last year" and "last month" mean the latest held:
+# the latest annual year from the periods held (migration 024), one index probe a company.
 DIRECTORY_SQL = """
 SELECT c.symbol, c.display_name, c.aliases, c.tickers,
-       (SELECT max(v.fiscal_year) FROM metric_values v
-         WHERE v.symbol = c.symbol AND v.period_type = 'annual') AS latest_fiscal_year,
+       (SELECT max(mp.fiscal_year) FROM metric_periods mp
+         WHERE mp.symbol = c.symbol AND mp.period_type = 'annual') AS latest_fiscal_year,
        (SELECT max(p.day) FROM prices p WHERE p.symbol = c.symbol) AS latest_price_day
 FROM companies c
 ORDER BY c.symbol
