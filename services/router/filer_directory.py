@@ -572,6 +572,22 @@ class _Token:
         return self.raw[:1].isupper() and not self.raw.isupper()
 
 
+@dataclass(frozen=True)
+class _Context:
+    """What is around a span of words that may name a company: how the question is
+    written and what comes before and after the span."""
+
+    shouting: bool  # the question is written in capitals
+    legal: bool = False  # the span ends in a legal word ("Flex Ltd.")
+    named: bool = False  # legal, possessive, or of a figure: written as a company
+    of_figure: bool = False  # a financial word follows within two words
+    in_unknown_name: bool = False  # after a capitalised word that named nobody
+    after_name: bool = False  # right after a company's name
+    index_follows: bool = False  # a number or "index" follows ("S&P 500")
+    name_goes_on: bool = False  # a capitalised word follows ("State Farm")
+    legal_follows: bool = False  # a legal word follows ("Acme Corporation")
+
+
 def _tokens(question: str) -> list[_Token]:
     tokens = []
     text_of = unaccented(question).replace("&", " and ")
@@ -678,34 +694,31 @@ class FilerDirectory:
             # interest margin") are what they are of.
             after = tokens[at + length : at + length + 2]
             of_figure = any(t.word in FINANCIAL_WORDS for t in after)
-            named = legal or span[-1].possessive or of_figure
             # A name as written before the start of another's: "Carter's" is Carter's, Inc.
             # (CARTERS INC), not the start of Carter Bankshares.
             keys = sorted(
                 self._keys(words), key=lambda k: k not in self._names and k not in self._former
             )
+            follower = after[0] if after else None
+            context = _Context(
+                shouting=shouting,
+                legal=legal,
+                named=legal or span[-1].possessive or of_figure,
+                of_figure=of_figure,
+                in_unknown_name=in_unknown_name,
+                after_name=after_name,
+                index_follows=follower is not None
+                and (follower.word.isdigit() or follower.word in _INDEX_FOLLOWERS),
+                name_goes_on=follower is not None
+                and not shouting
+                and not span[-1].possessive
+                and follower.capitalised
+                and follower.raw[1:].islower()  # a word, not "RevPAR" or "EyeQ"
+                and not follower.opens,
+                legal_follows=follower is not None and follower.word.rstrip(".") in _LEGAL_WORDS,
+            )
             for key in keys:
-                mention = self._named(
-                    key,
-                    text,
-                    words,
-                    at,
-                    shouting,
-                    legal,
-                    named,
-                    of_figure,
-                    in_unknown_name,
-                    after_name=after_name,
-                    index_follows=bool(after)
-                    and (after[0].word.isdigit() or after[0].word in _INDEX_FOLLOWERS),
-                    name_goes_on=bool(after)
-                    and not shouting
-                    and not span[-1].possessive
-                    and after[0].capitalised
-                    and after[0].raw[1:].islower()  # a word, not "RevPAR" or "EyeQ"
-                    and not after[0].opens,
-                    legal_follows=bool(after) and after[0].word.rstrip(".") in _LEGAL_WORDS,
-                )
+                mention = self._named(key, text, words, context)
                 if mention is not None:
                     return mention, length
         return None, 1
@@ -727,22 +740,10 @@ class FilerDirectory:
         return kept
 
     def _named(
-        self,
-        key: tuple[str, ...],
-        text: str,
-        span: list[_Token],
-        at: int,
-        shouting: bool,
-        legal: bool = False,
-        named: bool = False,
-        of_figure: bool = False,
-        in_unknown_name: bool = False,
-        index_follows: bool = False,
-        after_name: bool = False,
-        name_goes_on: bool = False,
-        legal_follows: bool = False,
+        self, key: tuple[str, ...], text: str, span: list[_Token], context: _Context
     ) -> FilerMention | None:
-        if legal:
+        shouting, named, of_figure = context.shouting, context.named, context.of_figure
+        if context.legal:
             ciks = {*self._names.get(key, ()), *self._former.get(key, ())}
             return FilerMention(text, self._ranked(ciks), "name") if ciks else None
         single_word = len(key) == 1 and self._ordinary(key[0])
@@ -755,7 +756,7 @@ class FilerDirectory:
         if (
             " ".join(key) in MARKET_INDEXES
             and not (span[-1].possessive or of_figure)
-            and (span[0].after_the or index_follows)
+            and (span[0].after_the or context.index_follows)
         ):
             return None  # "why did the Dow drop", "an S&P 500 fund": the index
         if (
@@ -797,9 +798,11 @@ class FilerDirectory:
             )
             if not (self._written_as_a_name(span, shouting) or lower_case_known):
                 return None
-            if (in_unknown_name and len(span) == 1) or after_name:
+            if (context.in_unknown_name and len(span) == 1) or context.after_name:
                 return None
-            if name_goes_on and (all(self._ordinary(word) for word in key) or legal_follows):
+            if context.name_goes_on and (
+                all(self._ordinary(word) for word in key) or context.legal_follows
+            ):
                 # Ordinary words opening a longer name finq does not know: "State Farm",
                 # "Delta Dental" name no State Street or Delta Air Lines ("Sony PlayStation"
                 # is Sony's: its name is no word); nor does any name before a legal word
