@@ -355,3 +355,26 @@ def test_a_directory_set_resolves_right_and_no_ordinary_sentence_names_a_company
     assert not [w for w in wrong if w[2].get("none") and w[3]], report
     assert count >= 200
     assert count - len(wrong) >= level * count, report
+
+
+# The fifth and sixth sets miss that bar (docs/routing.md): first asked, 283 of 320 with 15
+# ordinary sentences read as companies, and 275 of 322 with 20. Each holds what it reached
+# once its failures had shaped the rules, so a change that loses ground there is seen.
+BELOW_THE_BAR = [
+    (HERE / "directory_questions_heldout4.jsonl", 297, 2),
+    (HERE / "directory_questions_heldout5.jsonl", 292, 10),
+]
+
+
+@pytest.mark.parametrize(
+    ("questions", "least_right", "most_invented"),
+    BELOW_THE_BAR,
+    ids=[path.stem for path, *_ in BELOW_THE_BAR],
+)
+def test_a_set_below_the_bar_loses_no_ground(
+    sec_directory: FilerDirectory, questions: Path, least_right: int, most_invented: int
+) -> None:
+    count, wrong = asked(sec_directory, questions)
+    report = "\n".join(map(str, wrong))
+    assert len([w for w in wrong if w[2].get("none") and w[3]]) <= most_invented, report
+    assert count - len(wrong) >= least_right, report
