@@ -571,6 +571,11 @@ class _Token:
     def capitalised(self) -> bool:
         return self.raw[:1].isupper() and not self.raw.isupper()
 
+    @property
+    def acronym(self) -> bool:
+        """In capitals, as tickers and abbreviations are written ("TV", "HSBC")."""
+        return self.raw.isupper()
+
 
 @dataclass(frozen=True)
 class _Context:
@@ -712,8 +717,8 @@ class FilerDirectory:
                 name_goes_on=follower is not None
                 and not shouting
                 and not span[-1].possessive
-                and follower.capitalised
-                and follower.raw[1:].islower()  # a word, not "RevPAR" or "EyeQ"
+                and follower.raw[:1].isupper()
+                and follower.raw[1:].islower()  # a word, not "RevPAR", "EyeQ" or "TV"
                 and not follower.opens,
                 legal_follows=follower is not None and follower.word.rstrip(".") in _LEGAL_WORDS,
             )
@@ -747,6 +752,8 @@ class FilerDirectory:
             ciks = {*self._names.get(key, ()), *self._former.get(key, ())}
             return FilerMention(text, self._ranked(ciks), "name") if ciks else None
         single_word = len(key) == 1 and self._ordinary(key[0])
+        # One word in capitals with no figure of it beside it: written as abbreviations are.
+        bare_acronym = len(span) == 1 and span[0].acronym and not named
         if len(span) == 1 and (
             len(span[0].raw) == 1 or (span[0].raw.islower() and len(key[0]) <= 2)
         ):
@@ -771,7 +778,7 @@ class FilerDirectory:
         if key in self._names or key in self._former:
             if single_word and not self._capitalised(span[0], shouting):
                 return None
-            if len(span) == 1 and span[0].raw.isupper() and not named and not self._well_known(key):
+            if bare_acronym and not self._well_known(key):
                 # A name that is one acronym is written as abbreviations are ("AGI for
                 # the Roth IRA"): as with tickers, it needs a figure of it beside it.
                 return None
@@ -800,20 +807,14 @@ class FilerDirectory:
                 return None
             if (context.in_unknown_name and len(span) == 1) or context.after_name:
                 return None
-            if context.name_goes_on and (
-                all(self._ordinary(word) for word in key) or context.legal_follows
-            ):
+            ordinary = all(self._ordinary(word) for word in key)
+            if context.name_goes_on and (ordinary or context.legal_follows):
                 # Ordinary words opening a longer name finq does not know: "State Farm",
                 # "Delta Dental" name no State Street or Delta Air Lines ("Sony PlayStation"
                 # is Sony's: its name is no word); nor does any name before a legal word
                 # that names nobody ("Acme Corporation" is not Acme United).
                 return None
-            if (
-                len(span) == 1
-                and span[0].raw.isupper()
-                and not named
-                and (everyday(key[0]) or not self._well_known(key))
-            ):
+            if bare_acronym and (everyday(key[0]) or not self._well_known(key)):
                 # An acronym alone ("TV advertising") begins no name but a well-known
                 # company's that it is no word of ("HSBC", "BHP").
                 return None
@@ -824,7 +825,6 @@ class FilerDirectory:
             chosen = self._by_first_words(self._first_words[key])
             if chosen is None or (lower_case_known and len(chosen) > 1):
                 return None
-            ordinary = all(self._ordinary(word) for word in key)
             if (
                 ordinary
                 and len(span) == 1
