@@ -24,7 +24,7 @@ from services.ingest.dataset import (
 )
 from shared.db import MIGRATIONS_DIR, migrate
 from tests.conftest import Servers
-from tests.helpers import require_shared_data
+from tests.helpers import require_shared_data, wait_until
 
 PERIOD = "symbol, period_type, fiscal_year, fiscal_quarter, period_start, period_end"
 HELD = f"SELECT {PERIOD}, figures FROM metric_periods ORDER BY {PERIOD}"
@@ -172,7 +172,9 @@ async def test_two_writers_of_one_period_both_count(database: str) -> None:
         await second_tx.start()
         await first.execute(insert, "m1")
         waiting = asyncio.create_task(second.execute(insert, "m2"))
-        await asyncio.sleep(0.3)
+        # Seen waiting on a lock by the server itself, not after a guessed pause.
+        blocked = "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1"
+        await wait_until(lambda: first.fetchval(blocked, second.get_server_pid()))
         assert not waiting.done()
         await first_tx.commit()
         await waiting
