@@ -9,7 +9,7 @@ Reads the newest raw results in bench/out:
   level, NATS's and PostgreSQL's;
 - search-scale-*.json (bench/search_scale.py) at the planned number of chunks: PostgreSQL
   CPU and the tools' own CPU per search by filter, the query's embedding, the database and
-  HNSW index sizes;
+  vector index sizes;
 - scale-*.json (bench/scale.py), when there is one: the figures database and the tools'
   memory at the planned number of companies.
 
@@ -115,7 +115,7 @@ def plan(
     nats_nodes += 1 - nats_nodes % 2  # an odd number keeps a quorum
     sizes = search["sizes"]
     chunks_scale = args.chunks / search["chunks"]
-    hnsw_gb = search["hnsw"]["index_mb"] * chunks_scale / 1024
+    vector_index_gb = search["vector_index"]["index_mb"] * chunks_scale / 1024
     chunks_gb = sizes["chunks_with_indexes_mb"] * chunks_scale / 1024
     figures_gb = None
     if figures is not None:
@@ -137,11 +137,12 @@ def plan(
             "cores": round(pg_cores, 1),
             "cores_per_instance": args.pg_cores,
             "instances": pg_instances,
-            "hnsw_index_gb": round(hnsw_gb, 1),
+            "vector_index_gb": round(vector_index_gb, 1),
             "chunks_gb": round(chunks_gb, 1),
             "figures_gb": round(figures_gb, 2) if figures_gb is not None else None,
-            # The HNSW graph must stay in memory for its latency: each instance holds it.
-            "memory_gb_per_instance": math.ceil(2 * hnsw_gb + 4),
+            # The vector index must stay in memory for its latency (each search reads ten of
+            # its lists, any ten): each instance holds it.
+            "memory_gb_per_instance": math.ceil(2 * vector_index_gb + 4),
         },
         "nats": {
             "cpu_ms_per_question": round(nats_ms, 2),
@@ -182,8 +183,8 @@ def markdown(result: dict[str, Any], sources: list[str]) -> str:
         f"{pg['cores']} cores at {work['utilization']:.0%}: **{pg['instances']} instances** of "
         f"{pg['cores_per_instance']} cores (one primary, the rest replicas serving reads through "
         f"`FINQ_DATABASE_READ_URL`), each with ≥ {pg['memory_gb_per_instance']} GB of memory so "
-        f"the {pg['hnsw_index_gb']} GB HNSW graph stays cached; storage {pg['chunks_gb']} GB of "
-        f"chunks with their indexes and {figures}, before WAL and backups.",
+        f"the {pg['vector_index_gb']} GB vector index stays cached; storage "
+        f"{pg['chunks_gb']} GB of chunks with their indexes and {figures}, before WAL and backups.",
         f"- **NATS**: {nats['cpu_ms_per_question']} CPU ms per question with streams replicated "
         f"{REPLICATION} times → {nats['cores']} cores: **a cluster of {nats['nodes']} nodes** of "
         f"{nats['cores_per_node']} cores.",

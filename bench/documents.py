@@ -10,7 +10,8 @@ It starts its own PostgreSQL on a free port under a temporary folder.
   context → MiniLM embedding → COPY into `chunks`; pages/s and chunks/s per stage and in all.
 - Search: N synthetic chunks (text from a few templates with varied companies, years and
   topics; vectors from MiniLM for a few hundred distinct texts, reused with noise so 50,000
-  rows do not take 50,000 encodes), HNSW-indexed; then search_documents end to end
+  rows do not take 50,000 encodes), indexed as finq sizes it after an ingest (IVFFlat,
+  shared/vector_index.py); then search_documents end to end
   (query embedding included) with no filter, a fiscal-year filter and a company+form+year
   filter: p50/p95/p99 milliseconds.
 
@@ -52,6 +53,7 @@ from services.tools.document_search import DocumentSearch  # noqa: E402
 from shared.db import create_pool  # noqa: E402
 from shared.embeddings import MiniLMEmbedder  # noqa: E402
 from shared.tools import SearchDocumentsArgs  # noqa: E402
+from shared.vector_index import maintain_vector_index  # noqa: E402
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
 SYMBOLS = ("AAPL", "MSFT", "NVDA", "GOOGL", "AMZN", "TSLA", "FB")
@@ -154,8 +156,6 @@ async def fill_synthetic(dsn: str, embedder: MiniLMEmbedder, count: int) -> floa
     try:
         async with pool.acquire() as conn:
             await ensure_embedding_column(conn, embedder.dimensions)
-            # Built after the bulk load, as one would for a large first ingest.
-            await conn.execute("DROP INDEX IF EXISTS chunks_embedding_hnsw")
             docs: list[tuple[uuid.UUID, str, int]] = []
             for symbol in SYMBOLS:
                 for year in range(2015, 2025):
@@ -193,11 +193,8 @@ async def fill_synthetic(dsn: str, embedder: MiniLMEmbedder, count: int) -> floa
                     )
                 )  # fmt: skip
             await conn.copy_records_to_table("chunks", records=records, columns=CHUNK_COLUMNS)
-            await conn.execute(
-                "CREATE INDEX chunks_embedding_hnsw ON chunks "
-                "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-            )
-            await conn.execute("ANALYZE chunks")
+            # Sized for the chunks now held, as finq does after an ingest (and analyzed).
+            await maintain_vector_index(conn)
     finally:
         await pool.close()
     return time.perf_counter() - started

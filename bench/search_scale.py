@@ -1,5 +1,5 @@
 """Document search at the scale of a large user: a million chunks, five years of 10-Ks and
-10-Qs for 500 companies. How long the HNSW index takes to build and how much it holds, how
+10-Qs for 500 companies. How long the vector index takes to build and how much it holds, how
 fast the raw vector query and finq's real search (DocumentSearch: vector + keyword, fused)
 answer with no filter, by company, and by company and fiscal year, and how much of the exact
 top ten the index finds.
@@ -32,12 +32,13 @@ How the synthetic chunks are made, so their vectors are clustered as real ones a
 - The queries are MiniLM embeddings of real questions ("What supply chain risks does
   Harbor Semiconductor describe?") about a random company and topic.
 
-Measured: load (binary COPY), HNSW build time with the maintenance_work_mem it was given
-and the index's size; the database's size per million chunks; for each filter kind, p50
-and p99 of the raw vector query (the one finq runs, with its settings) and of finq's whole
-search end to end with the query's embedding (which is also reported alone); recall@10 of
-the vector query against exact search (no vector index: a sequential or B-tree scan with
-every distance computed) on a sample of the queries; PostgreSQL's CPU milliseconds per search.
+Measured: load (binary COPY), the vector index's build as finq sizes and builds it after
+an ingest (shared/vector_index.py) and the index's size; the database's size per million
+chunks; for each filter kind, p50 and p99 of the raw vector query (the one finq runs, with
+its settings) and of finq's whole search end to end with the query's embedding (which is
+also reported alone); recall@10 of the vector query against exact search (no vector index:
+a sequential or B-tree scan with every distance computed) on a sample of the queries;
+PostgreSQL's CPU milliseconds per search.
 
 Figures go to stdout, to bench/out/search-scale-<timestamp>.json and into bench/RESULTS.md
 between the markers of its section (nothing else in that file is touched).
@@ -76,7 +77,6 @@ from services.control.commands.database_setup import prepare_database  # noqa: E
 from services.control.servers import PostgresServer, free_port  # noqa: E402
 from services.ingest.document_store import (  # noqa: E402
     CHUNK_COLUMNS,
-    HNSW_INDEX_SQL,
     ensure_embedding_column,
 )
 from services.tools.document_search import (  # noqa: E402
@@ -90,6 +90,14 @@ from shared.db import ACT_AS_SQL, create_pool  # noqa: E402
 from shared.embeddings import MiniLMEmbedder  # noqa: E402
 from shared.identity import LOCAL_USER  # noqa: E402
 from shared.tools import SearchDocumentsArgs  # noqa: E402
+from shared.vector_index import (  # noqa: E402
+    FORMER_INDEXES,
+    VECTOR_INDEX,
+    index_lists,
+    lists_for,
+    maintain_vector_index,
+    vector_index_sql,
+)
 
 OUT_DIR = REPO_ROOT / "bench" / "out"
 RESULTS_MD = REPO_ROOT / "bench" / "RESULTS.md"
@@ -103,10 +111,6 @@ FORMS: tuple[tuple[str, int | None, int], ...] = (
     ("10-Q", 2, 1),
     ("10-Q", 3, 1),
 )
-# The HNSW build's memory: enough for the whole graph of a million 384-dimension vectors,
-# so the build never falls back to writing the graph out page by page (much slower).
-BUILD_MEMORY = "4GB"
-BUILD_WORKERS = 1  # beside the leader: the machine's two cores
 INDEX_MEMORY = "1GB"  # the keyword (GIN) and filter (B-tree) indexes' build
 COPY_BATCH = 20_000
 DIMENSIONS = 384
@@ -443,10 +447,11 @@ async def load_corpus(
     try:
         async with pool.acquire() as conn:
             await ensure_embedding_column(conn, DIMENSIONS)
-            # Built after the bulk load, as for any large first ingest: far quicker than
-            # inserting into the graph row by row. So are the keyword and filter indexes
-            # (the keys that keep chunks unique stay).
-            await conn.execute("DROP INDEX IF EXISTS chunks_embedding_hnsw")
+            # Built after the bulk load, as finq does after a large ingest (its lists sized
+            # for the chunks then held). So are the keyword and filter indexes (the keys that
+            # keep chunks unique stay).
+            for index in (VECTOR_INDEX, *FORMER_INDEXES):
+                await conn.execute(f"DROP INDEX IF EXISTS {index}")
             secondary = await conn.fetch(
                 "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks' "
                 "AND indexname NOT IN ('chunks_pkey', 'chunks_document_id_chunk_index_key')"
@@ -494,27 +499,27 @@ async def load_corpus(
     }
 
 
-async def build_hnsw(dsn: str) -> dict[str, Any]:
-    """The HNSW index as the store declares it, built over the loaded chunks: seconds,
-    memory given, and size."""
-    definition = HNSW_INDEX_SQL
+async def build_vector_index(dsn: str) -> dict[str, Any]:
+    """The chunks' vector index built over the loaded chunks as finq builds it after an
+    ingest (maintain_vector_index: lists sized for the chunks held, built concurrently
+    beside any old one): seconds, lists and size."""
     pool = await create_pool(dsn, min_size=1, max_size=1, query_timeout_seconds=7200)
     try:
         async with pool.acquire() as conn:
-            await conn.execute("DROP INDEX IF EXISTS chunks_embedding_hnsw")
-            await conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
-            await conn.execute(f"SET max_parallel_maintenance_workers = {BUILD_WORKERS}")
+            for index in (VECTOR_INDEX, *FORMER_INDEXES):
+                await conn.execute(f"DROP INDEX IF EXISTS {index}")
             started = time.perf_counter()
-            await conn.execute(definition)
+            state = await maintain_vector_index(conn)
             seconds = time.perf_counter() - started
-            size = await conn.fetchval("SELECT pg_relation_size('chunks_embedding_hnsw')")
+            lists = await index_lists(conn)
+            size = await conn.fetchval("SELECT pg_relation_size($1::regclass)", VECTOR_INDEX)
     finally:
         await pool.close()
     return {
-        "definition": definition,
+        "definition": vector_index_sql(lists or 0),
         "build_s": round(seconds, 1),
-        "maintenance_work_mem": BUILD_MEMORY,
-        "parallel_workers": BUILD_WORKERS,
+        "rows_estimated": state.rows,
+        "lists": lists,
         "index_mb": round(size / 2**20, 1),
     }
 
@@ -595,7 +600,7 @@ async def raw_vector_ids(
         for statement in search_settings():
             await conn.execute(statement)
         if exact:
-            # Only an index scan can use the HNSW index; a bitmap scan of the B-trees still
+            # Only an index scan can use the vector index; a bitmap scan of the B-trees still
             # serves the filters, and the ordering is a sort over every distance.
             await conn.execute("SET LOCAL enable_indexscan = off")
         rows = await conn.fetch(RAW_VECTOR_SQL.format(where=filters.where), vector, *filters.values)
@@ -715,7 +720,7 @@ async def measure_search(
 
 def results_table(figures: dict[str, Any]) -> str:
     """The Markdown written between the section's markers."""
-    build = figures.get("hnsw", {})
+    build = figures.get("vector_index", {})
     load = figures.get("load", {})
     sizes = figures.get("sizes", {})
     search = figures.get("search", {})
@@ -726,7 +731,7 @@ def results_table(figures: dict[str, Any]) -> str:
         f"PostgreSQL {figures['postgres']}; raw JSON in `{figures['json']}` (not committed).",
         "",
         (
-            f"This kept database was loaded at {figures['loaded_at']} and its HNSW index built "
+            f"This kept database was loaded at {figures['loaded_at']} and its vector index built "
             f"at {build.get('built_at', '–')}; those figures are from then. "
             if figures.get("loaded_at", figures["when"]) != figures["when"]
             else ""
@@ -734,17 +739,17 @@ def results_table(figures: dict[str, Any]) -> str:
         + f"Load: {load.get('copy_s', '–')} s of binary COPY, "
         f"{load.get('secondary_indexes_s', '–')} s for the keyword and filter indexes, "
         f"{load.get('vacuum_analyze_s', '–')} s of VACUUM ANALYZE. "
-        f"HNSW build: {build.get('build_s', '–')} s with maintenance_work_mem "
-        f"{build.get('maintenance_work_mem', '–')} and {build.get('parallel_workers', '–')} "
-        f"parallel worker; index {build.get('index_mb', '–')} MiB "
-        f"(`{build.get('definition', '')}`). Search settings: "
+        f"Vector index build, as finq sizes and builds it after an ingest (ANALYZE, then "
+        f"CREATE INDEX CONCURRENTLY beside any old index): {build.get('build_s', '–')} s; "
+        f"index {build.get('index_mb', '–')} MiB (`{build.get('definition', '')}`). "
+        "Search settings: "
         + "; ".join(f"`{statement}`" for statement in figures.get("search_settings", []))
         + ".",
         "",
         f"Per unit, for a capacity plan: chunks with all their indexes take "
         f"{sizes.get('chunks_with_indexes_gb_per_million', '–')} GiB per million chunks "
-        f"({sizes.get('chunks_with_indexes_mb', '–')} MiB here), of which the HNSW index "
-        f"{build.get('index_mb', sizes.get('indexes_mb', {}).get('chunks_embedding_hnsw', '–'))}"
+        f"({sizes.get('chunks_with_indexes_mb', '–')} MiB here), of which the vector index "
+        f"{build.get('index_mb', sizes.get('indexes_mb', {}).get(VECTOR_INDEX, '–'))}"
         " MiB, which a search reads from memory at its best (shared_buffers "
         f"{figures.get('shared_buffers', '–')} here, the rest from the OS page cache); a search "
         "costs PostgreSQL the CPU milliseconds below, and the client its query's embedding "
@@ -776,16 +781,17 @@ SECTION_INTRO = f"""## Document search at a million chunks
 
 `make bench-search-scale` (`bench/search_scale.py --chunks 1000000 --companies 500
 --queries 200 --recall-sample 100`, under `flock /tmp/finq-heavy.lock`; about 25 minutes on
-two cores: 4 to load, 6 to 10 for the HNSW build, the rest searching; `--keep-db DIR` keeps
-the loaded database and reuses it, rebuilding the HNSW index only when the store declares
-another). Synthetic 10-K and 10-Q chunks of 500 companies over five fiscal years, with MiniLM
-vectors clustered by topic, company and document (the script's docstring says how), searched
-as the tools stage searches: as the services' role, under row-level security. For each
-filter kind: the vector query finq runs (its 50 nearest, the first ten of them) and finq's
-whole search end to end (`DocumentSearch`: vector and keyword rankings fused, the query's
-embedding included and shown alone), p50/p99 over the questions; recall@10 of the vector
-query against exact search (no vector index) on a sample; the load, the HNSW build's time,
-memory and size, and the database's size. The benchmark writes the block below itself.
+two cores: 4 to load, 2 for the vector index's build, the rest searching; `--keep-db DIR`
+keeps the loaded database and reuses it, rebuilding the vector index only when the store
+declares another). Synthetic 10-K and 10-Q chunks of 500 companies over five fiscal years,
+with MiniLM vectors clustered by topic, company and document (the script's docstring says
+how), searched as the tools stage searches: as the services' role, under row-level security.
+For each filter kind: the vector query finq runs (its 50 nearest, the first ten of them) and
+finq's whole search end to end (`DocumentSearch`: vector and keyword rankings fused, the
+query's embedding included and shown alone), p50/p99 over the questions; recall@10 of the
+vector query against exact search (no vector index) on a sample; the load, the vector
+index's build time and size, and the database's size. The benchmark writes the block below
+itself.
 
 {BEGIN_MARK}
 {END_MARK}
@@ -851,11 +857,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             print(f"  {built['load']}", flush=True)
         else:
             print(f"reusing the {args.chunks:,} chunks loaded under {home}", flush=True)
-        if built.get("hnsw", {}).get("definition") != HNSW_INDEX_SQL:
-            print("building the HNSW index", flush=True)
-            built["hnsw"] = await build_hnsw(dsn)
-            built["hnsw"]["built_at"] = datetime.now().isoformat(timespec="minutes")
-            print(f"  {built['hnsw']}", flush=True)
+        built.pop("hnsw", None)  # what a kept database's former index was built with
+        declared = vector_index_sql(lists_for(args.chunks))
+        if built.get("vector_index", {}).get("definition") != declared:
+            print("building the vector index", flush=True)
+            built["vector_index"] = await build_vector_index(dsn)
+            built["vector_index"]["built_at"] = datetime.now().isoformat(timespec="minutes")
+            print(f"  {built['vector_index']}", flush=True)
         kept.write_text(json.dumps(built, indent=2))
         figures.update(built)
         figures["sizes"] = await database_sizes(dsn, args.chunks)

@@ -3,7 +3,8 @@ embedded, and stored with their filter fields, so search can filter and rank the
 
 The embedding column is typed by the store, not the migration: its dimension follows the
 embedder setting (384 for the bundled MiniLM, whatever `FINQ_EMBEDDING_DIMENSIONS` says for
-an OpenAI model), and the HNSW index is built for that type.
+an OpenAI model), and the vector index (shared/vector_index.py) is built for that
+type.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from services.ingest.statement_store import replace_statement_figures, statement
 from services.ingest.temporal import context_prefix, extract_temporal, temporal_metadata
 from shared.db import DatabasePool
 from shared.embeddings import Embedder
+from shared.vector_index import (
+    FORMER_INDEXES,
+    VECTOR_INDEX,
+    lists_for,
+    vector_index_sql,
+)
 
 # The store's own advisory lock key, so two ingests do not retype the column at once.
 _SCHEMA_LOCK_KEY = 0x66696E7164  # "finqd"
@@ -43,15 +50,8 @@ class DocumentGone(LookupError):
     """The upload being stored was deleted by its user meanwhile: nothing of it is stored."""
 
 
-# The chunks' vector index (bench/search_scale.py builds and measures this one).
-HNSW_INDEX_SQL = (
-    "CREATE INDEX chunks_embedding_hnsw ON chunks "
-    "USING hnsw (embedding vector_cosine_ops) WITH (m = 24, ef_construction = 100)"
-)
-
-
 async def ensure_embedding_column(conn: asyncpg.Connection, dimensions: int) -> None:
-    """Type `chunks.embedding` as vector(dimensions) with its HNSW index, once. A database
+    """Type `chunks.embedding` as vector(dimensions) with its vector index, once. A database
     whose chunks hold another dimension is refused with what to do about it."""
     current = await conn.fetchval(
         "SELECT atttypmod FROM pg_attribute "
@@ -74,11 +74,13 @@ async def ensure_embedding_column(conn: asyncpg.Connection, dimensions: int) -> 
                 f"embedder makes {dimensions}; delete the documents (finq documents clear) "
                 "or set FINQ_EMBEDDING_PROVIDER/FINQ_EMBEDDING_DIMENSIONS back"
             )
-        await conn.execute("DROP INDEX IF EXISTS chunks_embedding_hnsw")
+        for index in (VECTOR_INDEX, *FORMER_INDEXES):
+            await conn.execute(f"DROP INDEX IF EXISTS {index}")
         await conn.execute(
             f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({int(dimensions)})"
         )
-        await conn.execute(HNSW_INDEX_SQL)
+        # No vectors yet: one list, every search exact until maintain_vector_index sizes it.
+        await conn.execute(vector_index_sql(lists_for(0)))
 
 
 @dataclass(frozen=True, slots=True)

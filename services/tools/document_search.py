@@ -1,5 +1,5 @@
 """search_documents: passages of filings and documents that answer a query, found by two
-rankings fused (reciprocal rank fusion): the query's embedding against the chunks' (HNSW,
+rankings fused (reciprocal rank fusion): the query's embedding against the chunks' (IVFFlat,
 cosine) and its words against the chunks' `tsvector`. Filters (company, form, fiscal year
 and quarter, period span, collection) apply inside both rankings, and pgvector's iterative
 index scan keeps reading the index until enough filtered rows are found, so a narrow filter
@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from services.tools.tool_deps import ToolDeps
+from shared import vector_index
 from shared.answer_spans import asked_thing, squarely_answered
 from shared.change_words import GROWTH
 from shared.contracts.tool_results import Passage, Source, ToolResult
@@ -49,8 +50,6 @@ from shared.tools import SEARCH_DOCUMENTS, SearchDocumentsArgs
 # How far down each ranking fusion looks, and RRF's damping constant (the usual 60).
 CANDIDATES = 50
 RRF_K = 60
-# Index candidates HNSW visits per query; iterative scan extends it under filters.
-EF_SEARCH = 100
 # The fused ranking's best rows that table-aware reranking may reorder.
 RERANK_DEPTH = 50
 # What a table holding the figure asked for gains: a first place in one ranking (1 / (60 +
@@ -431,7 +430,7 @@ def search_filters(
         values.append(value)
         clauses.append(clause.format(f"${first + len(values) - 1}"))
 
-    # On the chunk's own owner column (its document's, written with it), so the HNSW index
+    # On the chunk's own owner column (its document's, written with it), so the vector index
     # can order the chunks and filter as it goes: a join to documents here made PostgreSQL
     # rank every chunk by exact distance instead (243 ms over 50,000 chunks).
     add("(c.user_id IS NULL OR c.user_id = {})", user_id)
@@ -625,9 +624,7 @@ def search_settings() -> list[str]:
         # any company would not know one company's chunks are few (and exact distances
         # cheap), nor could the statistics estimate a word it is not shown.
         "SET LOCAL plan_cache_mode = force_custom_plan",
-        # Keep reading the HNSW graph until the filters have let enough rows through.
-        "SET LOCAL hnsw.iterative_scan = relaxed_order",
-        f"SET LOCAL hnsw.ef_search = {EF_SEARCH}",
+        *vector_index.search_settings(),
     ]
 
 

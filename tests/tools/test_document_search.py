@@ -110,7 +110,7 @@ async def store(
     return stored.document_id
 
 
-async def test_the_embedding_column_follows_the_embedder_and_gets_an_hnsw_index(
+async def test_the_embedding_column_follows_the_embedder_and_gets_an_ivfflat_index(
     pool: asyncpg.Pool, minilm: MiniLMEmbedder
 ) -> None:
     await store(pool, minilm, annual_report(2022, "164,000"))
@@ -120,10 +120,10 @@ async def test_the_embedding_column_follows_the_embedder_and_gets_an_hnsw_index(
         "WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
     )
     index = await pool.fetchval(
-        "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw'"
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_ivfflat'"
     )
     assert typmod == minilm.dimensions == 384
-    assert "hnsw" in index and "vector_cosine_ops" in index
+    assert "ivfflat" in index and "vector_cosine_ops" in index
 
 
 async def test_storing_the_same_document_again_replaces_its_chunks(

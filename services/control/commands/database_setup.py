@@ -50,6 +50,7 @@ async def prepare_database(
             await conn.close()
     if load_glossary if load_glossary is not None else load_default:
         await load_glossary_documents(dsn, progress)
+    await maintain_chunk_index(dsn, progress)
     if not load_default:
         return {}
     digest = hashlib.sha256((DEFAULT_DATASET_DIR / MANIFEST_FILE).read_bytes()).hexdigest()
@@ -66,6 +67,27 @@ async def prepare_database(
             json.dumps(counts),
         )
         return counts
+    finally:
+        await conn.close()
+
+
+async def maintain_chunk_index(dsn: str, progress: Progress | None = None) -> None:
+    """Size the chunks' vector index to the chunks held (shared/vector_index.py), as the
+    owner: at each start and after each ingest of documents."""
+    import asyncpg
+
+    from shared.vector_index import maintain_vector_index
+
+    progress = progress or Progress.silent()
+    conn = await asyncpg.connect(dsn)
+    try:
+        with progress.waiting("checking the passages' search index"):
+            state = await maintain_vector_index(conn)
+        if state.rebuilt:
+            progress.above(
+                f"rebuilt the passages' search index: {state.lists} lists for "
+                f"{state.rows:,} passages"
+            )
     finally:
         await conn.close()
 

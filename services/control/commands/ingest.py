@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from services.control.commands import Subparsers
-from services.control.commands.database_setup import prepare_database
+from services.control.commands.database_setup import maintain_chunk_index, prepare_database
 from services.control.progress import Progress, Step
 from services.control.settings import ControlSettings
 
@@ -207,8 +207,14 @@ def command_ingest_documents(args: argparse.Namespace, settings: ControlSettings
         finally:
             await pool.close()
 
+    async def run_and_size_index() -> list[Any]:
+        stored = await run()
+        # After a failure the next start sizes it (prepare_database), so it is not done here.
+        await maintain_chunk_index(settings.operator_dsn, progress)
+        return stored
+
     try:
-        stored = asyncio.run(run())
+        stored = asyncio.run(run_and_size_index())
     except Exception as error:
         if step is not None:
             step.finish("stopped")
