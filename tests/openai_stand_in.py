@@ -115,12 +115,17 @@ class OpenAIStandIn:
     async def _complete(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
-        if not self.replies:
+        # A model calls tools only when it is offered them: a request without tools (the
+        # answerer's, or a late redelivered duplicate of one) leaves the tool calls scripted
+        # for the router's next request in the queue.
+        offered_tools = bool(body.get("tools"))
+        fitting = [n for n, r in enumerate(self.replies) if offered_tools or not r.tool_calls]
+        if not fitting:
             return JSONResponse(
                 {"error": {"message": "no scripted reply left", "type": "server_error"}},
                 status_code=500,
             )
-        reply = self.replies.pop(0)
+        reply = self.replies.pop(fitting[0])
         if reply.delay_seconds:
             await asyncio.sleep(reply.delay_seconds)
         if reply.status != 200:
