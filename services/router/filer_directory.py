@@ -664,6 +664,12 @@ class FilerDirectory:
             # PlayStation".
             after_name = bool(found) and at == named_until
             mention, used = self._name_at(tokens, at, shouting, in_unknown_name, after_name)
+            if mention is not None and used == 1 and len(mention.ciks) > 1:
+                # One word that fits several companies' names and is one's ticker, written
+                # as a ticker ("SM stock", "UBS shares"): the ticker says which it is.
+                ticker = self._ticker_at(tokens, at, shouting)
+                if ticker is not None and ticker.ciks[0] in mention.ciks:
+                    mention = ticker
             if mention is None:
                 mention, used = self._ticker_at(tokens, at, shouting), 1
             if mention is not None:
@@ -808,6 +814,11 @@ class FilerDirectory:
             if (context.in_unknown_name and len(span) == 1) or context.after_name:
                 return None
             ordinary = all(self._ordinary(word) for word in key)
+            if (context.legal or context.legal_follows) and not self._well_known(key):
+                # A legal word ends a name: "Siemens AG" is a whole name, and not that of
+                # Siemens Energy AG, which it only begins. (People shorten the names of
+                # companies everyone knows: "Meta Inc.")
+                return None
             if context.name_goes_on and (ordinary or context.legal_follows):
                 # Ordinary words opening a longer name finq does not know: "State Farm",
                 # "Delta Dental" name no State Street or Delta Air Lines ("Sony PlayStation"
@@ -973,18 +984,23 @@ class FilerDirectory:
             # check", "much prem", "a calc" are shorthand for words.
             return False
         word = self._is_english(token.word)
-        # Lower case (or a question in capitals): what no English word could be, of three
-        # letters or more (two are abbreviations as often: ip, hd, ev); or what English
-        # rarely uses, whatever old dictionaries hold ("gild", "anet", "zs").
+        if not token.opens:
+            # Inside a sentence, lower case that a dictionary holds or that English uses is
+            # the word it is, however rare or new ("oust a CEO", "still spry", "delivery
+            # apps", "eco mode", "dibs on the house"): only what is no English word at all
+            # is a ticker there ("how did nvda do", "what is smci's gross margin").
+            return not word and rarely_used(token.word)
+        # Opening the question, as a search box's subject is written: what no English word
+        # could be, of three letters or more (two are abbreviations as often: ip, hd, ev);
+        # or what English rarely uses, whatever old dictionaries hold ("gild hiv sales",
+        # "anet 2025 revenue guidance").
         if (not word and len(token.word) >= 3) or rarely_used(token.word):
             return True
         # A search-box question opens with what it is about: "bac net interest income",
         # "lulu americas revenue". A word not used every day, first and a word or two
         # before a financial one, is the ticker it also is.
-        return (
-            token.opens
-            and not everyday(token.word)
-            and any(t.word in FINANCIAL_WORDS for t in tokens[at + 1 : at + 4])
+        return not everyday(token.word) and any(
+            t.word in FINANCIAL_WORDS for t in tokens[at + 1 : at + 4]
         )
 
 

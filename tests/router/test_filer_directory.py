@@ -31,6 +31,7 @@ TEAM, OIL_DRI, NATHANS, TORO_A, TORO_B, WESSON = 21, 22, 23, 24, 25, 26
 HUNT, ROWE, LAUDER, SYSCO, DOW, BP, GILEAD, UFP_I, UFP_T, GLADSTONE = range(31, 41)
 AO_SMITH, BANK_OF_AMERICA, CARTERS, CARTER_BANK, TEN, GROUP_1, SP_GLOBAL, TELEVISA = range(51, 59)
 CMS_ENERGY, EAGLE_MATERIALS, DELTA, HSBC, BROKERS, NEOGEN, MARAVAI = range(61, 68)
+SM_ENERGY, SM_PRIME = 71, 72
 
 SEC_ROWS = {
     "0": {"cik_str": APPLE, "ticker": "AAPL", "title": "Apple Inc."},
@@ -92,6 +93,11 @@ SEC_ROWS = {
     "4136": {"cik_str": MARAVAI, "ticker": "MRVI", "title": "Maravai LifeSciences Holdings, Inc."},
     "4137": {"cik_str": 49, "ticker": "AGIX", "title": "AGI Inc"},
     "4138": {"cik_str": 50, "ticker": "ACU", "title": "ACME UNITED CORP"},
+    "4139": {"cik_str": 51, "ticker": "OUST", "title": "Ouster, Inc."},
+    "4140": {"cik_str": 52, "ticker": "APPS", "title": "Digital Turbine, Inc."},
+    "4141": {"cik_str": 53, "ticker": "SMEGF", "title": "Siemens Energy AG/ADR"},
+    "4142": {"cik_str": SM_ENERGY, "ticker": "SM", "title": "SM Energy Co"},
+    "4143": {"cik_str": SM_PRIME, "ticker": "SPHXF", "title": "SM Prime Holdings Inc./ADR"},
 }
 
 
@@ -139,6 +145,12 @@ def named(directory: FilerDirectory, question: str) -> list[tuple[int, ...]]:
         "Acme Corporation anvil sales",
         # A name that is one acronym is written as abbreviations are.
         "What counts toward AGI for the Roth IRA income limit?",
+        # Inside a sentence, lower case a dictionary holds or English uses is that word,
+        # however rare (OUST) or new (APPS) it is.
+        "Can shareholders oust a CEO on their own?",
+        "How do I pay estimated taxes on income from delivery apps?",
+        # A legal word ends a name: Siemens AG is not Siemens Energy AG, which it begins.
+        "Siemens AG digital industries orders",
     ],
 )
 def test_an_ordinary_sentence_names_no_company(directory: FilerDirectory, question: str) -> None:
@@ -261,6 +273,21 @@ def test_a_search_box_question_opens_with_the_ticker_it_is_about(
     assert named(directory, "bac net interest income outlook") == [(BANK_OF_AMERICA,)]
 
 
+def test_inside_a_sentence_lower_case_that_is_no_english_word_is_a_ticker(
+    directory: FilerDirectory,
+) -> None:
+    assert named(directory, "how did aapl do last quarter") == [(APPLE,)]
+    assert named(directory, "what is gild's hiv pipeline worth") == []  # a word, mid-sentence
+
+
+def test_a_ticker_written_as_one_says_which_of_the_names_it_begins_is_meant(
+    directory: FilerDirectory,
+) -> None:
+    [mention] = directory.mentions("How big is SM's Uinta Basin acreage?")  # begins two
+    assert mention.ambiguous and set(mention.ciks) == {SM_ENERGY, SM_PRIME}
+    assert named(directory, "SM stock Uinta Basin production") == [(SM_ENERGY,)]
+
+
 def test_a_name_as_written_comes_before_the_start_of_another(directory: FilerDirectory) -> None:
     assert named(directory, "Carter's wholesale sales") == [(CARTERS,)]
 
@@ -357,12 +384,14 @@ def test_a_directory_set_resolves_right_and_no_ordinary_sentence_names_a_company
     assert count - len(wrong) >= level * count, report
 
 
-# The fifth and sixth sets miss that bar (docs/routing.md): first asked, 283 of 320 with 15
-# ordinary sentences read as companies, and 275 of 322 with 20. Each holds what it reached
-# once its failures had shaped the rules, so a change that loses ground there is seen.
+# The fifth, sixth and seventh sets miss that bar (docs/routing.md): first asked, 283 of 320
+# with 15 ordinary sentences read as companies, 275 of 322 with 20, and 287 of 322 with 11.
+# Each holds what it reached once its failures had shaped the rules, so a change that loses
+# ground there is seen.
 BELOW_THE_BAR = [
-    (HERE / "directory_questions_heldout4.jsonl", 297, 2),
-    (HERE / "directory_questions_heldout5.jsonl", 292, 10),
+    (HERE / "directory_questions_heldout4.jsonl", 299, 1),
+    (HERE / "directory_questions_heldout5.jsonl", 295, 6),
+    (HERE / "directory_questions_heldout6.jsonl", 297, 4),
 ]
 
 
