@@ -67,6 +67,10 @@ STREAM_STORE_RETRY_SECONDS = 2.0
 # once. Past this budget a peer is really missing.
 CLUSTER_NO_PEERS = 10005
 PLACEMENT_RETRY_SECONDS = 30.0
+# How long a stage's consumer creation is asked again when the JetStream API does not
+# answer in time: a replicated stream's leader may be busy or being elected (a cluster of
+# three on a loaded machine took longer than nats-py's 5 s, and the stage crashed at start).
+CONSUMER_RETRY_SECONDS = 60.0
 # Streams finq has ever created start with this; others are never deleted.
 LEGACY_STREAM_PREFIX = "FINQ"
 # Repeated publishes of one Nats-Msg-Id within this window are dropped by the server.
@@ -402,12 +406,25 @@ async def ensure_consumer(
         max_ack_pending=max(1024, options.max_in_flight * 8),
         max_waiting=512,
     )
-    try:
-        await js.add_consumer(subjects.input_stream(stage), config)
-    except BadRequestError:
-        # The durable exists with other settings: bring it up to date.
-        await js.add_consumer(subjects.input_stream(stage), config)
-    return durable
+    stream = subjects.input_stream(stage)
+    started = time.monotonic()
+    delay = 0.1
+    while True:
+        try:
+            try:
+                await js.add_consumer(stream, config)
+            except BadRequestError:
+                # The durable exists with other settings: bring it up to date.
+                await js.add_consumer(stream, config)
+            return durable
+        except nats.errors.TimeoutError:
+            # Creating the same durable again is harmless, so a request that went
+            # unanswered is simply asked again, until the budget says the broker is gone.
+            if time.monotonic() - started >= CONSUMER_RETRY_SECONDS:
+                raise
+            log.warning("the JetStream API did not answer; asking again", stream=stream)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 2.0)
 
 
 @dataclass

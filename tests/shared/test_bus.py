@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import nats
 import pytest
 from nats.aio.client import Client as NatsClient
 from nats.js.errors import BadRequestError
@@ -398,3 +399,32 @@ async def test_any_other_refusal_of_a_stream_is_not_waited_out() -> None:
     with pytest.raises(BadRequestError):
         await bus._add_stream(js, bus.StreamConfig(name="S", subjects=["s"]))  # type: ignore[arg-type]
     assert js.asked == 1
+
+
+class UnansweringJetStream:
+    """The real JetStream context, whose first consumer creations go unanswered (a
+    replicated stream's leader busy or being elected on a loaded machine)."""
+
+    def __init__(self, js: Any, unanswered: int) -> None:
+        self.js = js
+        self.unanswered = unanswered
+        self.asked = 0
+
+    async def add_consumer(self, stream: str, config: Any) -> Any:
+        self.asked += 1
+        if self.unanswered:
+            self.unanswered -= 1
+            raise nats.errors.TimeoutError
+        return await self.js.add_consumer(stream, config)
+
+
+async def test_a_consumer_creation_that_goes_unanswered_is_asked_again(nc: NatsClient) -> None:
+    """A validator started with a three-node cluster under load crashed here (the suite,
+    2026-11-29): nats-py's request timed out before the cluster answered."""
+    js = UnansweringJetStream(nc.jetstream(), unanswered=2)
+
+    durable = await bus.ensure_consumer(js, Stage.VALIDATOR, bus.ConsumerOptions())  # type: ignore[arg-type]
+
+    assert js.asked == 3
+    info = await nc.jetstream().consumer_info(subjects.input_stream(Stage.VALIDATOR), durable)
+    assert info.config.durable_name == durable
