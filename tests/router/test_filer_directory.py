@@ -384,14 +384,15 @@ def test_a_directory_set_resolves_right_and_no_ordinary_sentence_names_a_company
     assert count - len(wrong) >= level * count, report
 
 
-# The fifth, sixth and seventh sets miss that bar (docs/routing.md): first asked, 283 of 320
-# with 15 ordinary sentences read as companies, 275 of 322 with 20, and 287 of 322 with 11.
-# Each holds what it reached once its failures had shaped the rules, so a change that loses
-# ground there is seen.
+# The fifth to eighth sets miss that bar (docs/routing.md): first asked, 283 of 320 with 15
+# ordinary sentences read as companies, 275 of 322 with 20, 287 of 322 with 11, and 293 of
+# 322 with 3. Each holds what it reached once its failures had shaped the rules (the
+# eighth, what it was first asked), so a change that loses ground there is seen.
 BELOW_THE_BAR = [
     (HERE / "directory_questions_heldout4.jsonl", 299, 1),
     (HERE / "directory_questions_heldout5.jsonl", 295, 6),
     (HERE / "directory_questions_heldout6.jsonl", 297, 4),
+    (HERE / "directory_questions_heldout7.jsonl", 293, 3),
 ]
 
 
