@@ -91,8 +91,8 @@ from shared.embeddings import MiniLMEmbedder  # noqa: E402
 from shared.identity import LOCAL_USER  # noqa: E402
 from shared.tools import SearchDocumentsArgs  # noqa: E402
 from shared.vector_index import (  # noqa: E402
-    FORMER_INDEXES,
     VECTOR_INDEX,
+    drop_vector_index,
     index_lists,
     lists_for,
     maintain_vector_index,
@@ -450,8 +450,7 @@ async def load_corpus(
             # Built after the bulk load, as finq does after a large ingest (its lists sized
             # for the chunks then held). So are the keyword and filter indexes (the keys that
             # keep chunks unique stay).
-            for index in (VECTOR_INDEX, *FORMER_INDEXES):
-                await conn.execute(f"DROP INDEX IF EXISTS {index}")
+            await drop_vector_index(conn)
             secondary = await conn.fetch(
                 "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks' "
                 "AND indexname NOT IN ('chunks_pkey', 'chunks_document_id_chunk_index_key')"
@@ -506,8 +505,7 @@ async def build_vector_index(dsn: str) -> dict[str, Any]:
     pool = await create_pool(dsn, min_size=1, max_size=1, query_timeout_seconds=7200)
     try:
         async with pool.acquire() as conn:
-            for index in (VECTOR_INDEX, *FORMER_INDEXES):
-                await conn.execute(f"DROP INDEX IF EXISTS {index}")
+            await drop_vector_index(conn)
             started = time.perf_counter()
             state = await maintain_vector_index(conn)
             seconds = time.perf_counter() - started

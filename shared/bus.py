@@ -411,11 +411,7 @@ async def ensure_consumer(
     delay = 0.1
     while True:
         try:
-            try:
-                await js.add_consumer(stream, config)
-            except BadRequestError:
-                # The durable exists with other settings: bring it up to date.
-                await js.add_consumer(stream, config)
+            await _add_consumer(js, stream, config)
             return durable
         except nats.errors.TimeoutError:
             # Creating the same durable again is harmless, so a request that went
@@ -425,6 +421,14 @@ async def ensure_consumer(
             log.warning("the JetStream API did not answer; asking again", stream=stream)
         await asyncio.sleep(delay)
         delay = min(delay * 2, 2.0)
+
+
+async def _add_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:
+    try:
+        await js.add_consumer(stream, config)
+    except BadRequestError:
+        # The durable exists with other settings: bring it up to date.
+        await js.add_consumer(stream, config)
 
 
 @dataclass

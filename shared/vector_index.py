@@ -29,7 +29,7 @@ VECTOR_INDEX = "chunks_embedding_ivfflat"
 # Built beside the live index and renamed over it, so searches keep an index throughout.
 _NEXT_INDEX = f"{VECTOR_INDEX}_next"
 # The index finq built before this one, dropped when a database is first maintained.
-FORMER_INDEXES = ("chunks_embedding_hnsw",)
+_FORMER_INDEXES = ("chunks_embedding_hnsw",)
 # Lists each search reads (ivfflat.probes): 0.98 of the exact ten nearest at a million
 # chunks in 1,000 lists, 15 ms p50; 16 gave 0.995 in 22 ms (bench/search_scale.py). With
 # fewer lists than this a search reads them all and is exact.
@@ -68,6 +68,13 @@ def search_settings() -> list[str]:
         # Under a filter that turns rows away, go on to further lists until enough pass.
         "SET LOCAL ivfflat.iterative_scan = relaxed_order",
     ]
+
+
+async def drop_vector_index(conn: asyncpg.Connection) -> None:
+    """Drop the chunks' vector index, and any index finq built for them before it (a
+    column retyped, a bulk load that builds it afterwards, the rebuild's swap)."""
+    for index in (VECTOR_INDEX, *_FORMER_INDEXES):
+        await conn.execute(f"DROP INDEX IF EXISTS {index}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +151,7 @@ async def maintain_vector_index(conn: asyncpg.Connection) -> VectorIndexState:
             await conn.execute("RESET maintenance_work_mem")
         async with conn.transaction():
             # The swap is one transaction, so a search sees the old index or the new one.
-            await conn.execute(f"DROP INDEX IF EXISTS {VECTOR_INDEX}")
-            for former in FORMER_INDEXES:
-                await conn.execute(f"DROP INDEX IF EXISTS {former}")
+            await drop_vector_index(conn)
             await conn.execute(f"ALTER INDEX {_NEXT_INDEX} RENAME TO {VECTOR_INDEX}")
         return VectorIndexState(rows, before, lists, rebuilt=True)
     finally:

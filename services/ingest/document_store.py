@@ -27,12 +27,7 @@ from services.ingest.statement_store import replace_statement_figures, statement
 from services.ingest.temporal import context_prefix, extract_temporal, temporal_metadata
 from shared.db import DatabasePool
 from shared.embeddings import Embedder
-from shared.vector_index import (
-    FORMER_INDEXES,
-    VECTOR_INDEX,
-    lists_for,
-    vector_index_sql,
-)
+from shared.vector_index import drop_vector_index, lists_for, vector_index_sql
 
 # The store's own advisory lock key, so two ingests do not retype the column at once.
 _SCHEMA_LOCK_KEY = 0x66696E7164  # "finqd"
@@ -74,8 +69,7 @@ async def ensure_embedding_column(conn: asyncpg.Connection, dimensions: int) -> 
                 f"embedder makes {dimensions}; delete the documents (finq documents clear) "
                 "or set FINQ_EMBEDDING_PROVIDER/FINQ_EMBEDDING_DIMENSIONS back"
             )
-        for index in (VECTOR_INDEX, *FORMER_INDEXES):
-            await conn.execute(f"DROP INDEX IF EXISTS {index}")
+        await drop_vector_index(conn)
         await conn.execute(
             f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({int(dimensions)})"
         )

@@ -969,10 +969,10 @@ class FilerDirectory:
         token = tokens[at]
         if token.dollar or (at > 0 and tokens[at - 1].word in ("ticker", "symbol")):
             return True
-        if token.word in FINANCE_ABBREVIATIONS or not (token.raw.isupper() or token.raw.islower()):
+        if token.word in FINANCE_ABBREVIATIONS or not (token.acronym or token.raw.islower()):
             # "FCF", "AI"; "Bros", "Taco", "mRNA", "eBay": tickers are written AAPL or aapl.
             return False
-        if token.raw.isupper() and not shouting:
+        if token.acronym and not shouting:
             # Capitals are how tickers are written, and how abbreviations are: no dictionary
             # tells "the IRS", "an RSI above 70", "WTI slipped", "HODL or sell", "QSR chains"
             # from a ticker, and a list of them never ends. So capitals are a ticker only
